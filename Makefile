@@ -1,0 +1,55 @@
+# docroute: two commands do all set-up on a fresh Debian machine (as root):
+#   make run    build and run docrouted in the foreground on ./run/
+#   make test   install what the tests need, build, and pass the tests
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+SWIFT ?= swift
+PREFIX ?= /usr/local
+DESTDIR ?=
+RUN_ROOT := $(CURDIR)/run
+BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
+
+# Debian packages the build and the tests use; installed only when missing.
+APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
+	python3 inotify-tools socat systemd file
+
+.PHONY: help deps build release run test bench clean install
+
+help:
+	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
+	@echo "make test    install what is missing, build, run the whole test suite"
+	@echo "make bench   release build and the benchmark suite (figures for the README)"
+	@echo "make install PREFIX=/usr DESTDIR=...   binaries, units and configuration"
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: missing Debian packages:$$missing; run 'make deps' as root" >&2; exit 1; fi; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: build
+	@scripts/make-run-config.sh "$(RUN_ROOT)"
+	$(BIN_DEBUG)/docroutectl handlers --handlers "$(RUN_ROOT)/etc/handlers.d"
+	$(BIN_DEBUG)/docroutectl type --handlers "$(RUN_ROOT)/etc/handlers.d" config/samples/*
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+bench: release
+	$$($(SWIFT) build -c release --show-bin-path)/docroute-bench all
+
+clean:
+	rm -rf .build run

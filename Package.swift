@@ -1,0 +1,113 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "docroute",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "docrouted", targets: ["docrouted"]),
+        .executable(name: "docroutectl", targets: ["docroutectl"]),
+        .library(name: "DocRouteClient", targets: ["DocRouteClient"]),
+        .library(name: "DocRouteTypes", targets: ["DocRouteTypes"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    ],
+    targets: [
+        // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
+        .target(
+            name: "DocRouteTypes",
+            resources: [.copy("Resources/system-utis.json"), .copy("Resources/extra-utis.json")]
+        ),
+        // Pure logic: manifests, the registry and handler selection.
+        .target(
+            name: "DocRouteHandlers",
+            dependencies: ["DocRouteTypes"]
+        ),
+        // Pure logic: PROTOCOL.md as Codable messages and line framing.
+        .target(name: "DocRouteProtocol"),
+        // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
+        .target(name: "CDocRouteShim"),
+        .systemLibrary(
+            name: "CDocRouteSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // libsystemd binding: sd_notify, sd_listen_fds_with_names, a journald LogHandler.
+        .target(
+            name: "DocRouteSystemd",
+            dependencies: [
+                "CDocRouteSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The daemon's working parts: watching, intake, delivery, ledger, socket server.
+        .target(
+            name: "DocRouteCore",
+            dependencies: [
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // Library for handlers written in Swift.
+        .target(
+            name: "DocRouteClient",
+            dependencies: [
+                "DocRouteProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "docrouted",
+            dependencies: [
+                "DocRouteCore", "DocRouteSystemd",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "docroutectl",
+            dependencies: [
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "docroute-bench",
+            dependencies: [
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
+        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
+        .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
+        .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+#ifndef CDOCROUTE_SHIM_H
+#define CDOCROUTE_SHIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/// Peer credentials of a connected Unix socket (SO_PEERCRED).
+/// `struct ucred` needs _GNU_SOURCE, which Swift's Glibc import does not define.
+typedef struct {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+} docroute_peer_credentials;
+
+/// Returns 0 and fills `out`, or -1 with errno set.
+int docroute_peer_credentials_get(int fd, docroute_peer_credentials *out);
+
+/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `newpath`.
+int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// copy_file_range(2) without offsets: copies from the current positions.
+ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
+
+/// The inotify mask bits, as plain constants Swift can import.
+extern const uint32_t docroute_in_close_write;
+extern const uint32_t docroute_in_moved_to;
+extern const uint32_t docroute_in_moved_from;
+extern const uint32_t docroute_in_create;
+extern const uint32_t docroute_in_delete_self;
+extern const uint32_t docroute_in_move_self;
+extern const uint32_t docroute_in_q_overflow;
+extern const uint32_t docroute_in_isdir;
+extern const uint32_t docroute_in_ignored;
+extern const uint32_t docroute_in_onlydir;
+extern const uint32_t docroute_in_dont_follow;
+extern const uint32_t docroute_in_excl_unlink;
+
+#endif

@@ -1,0 +1,43 @@
+#define _GNU_SOURCE
+#include "CDocRouteShim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int docroute_peer_credentials_get(int fd, docroute_peer_credentials *out) {
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        return -1;
+    }
+    out->pid = cred.pid;
+    out->uid = cred.uid;
+    out->gid = cred.gid;
+    return 0;
+}
+
+int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len) {
+    return copy_file_range(fd_in, NULL, fd_out, NULL, len, 0);
+}
+
+const uint32_t docroute_in_close_write = IN_CLOSE_WRITE;
+const uint32_t docroute_in_moved_to = IN_MOVED_TO;
+const uint32_t docroute_in_moved_from = IN_MOVED_FROM;
+const uint32_t docroute_in_create = IN_CREATE;
+const uint32_t docroute_in_delete_self = IN_DELETE_SELF;
+const uint32_t docroute_in_move_self = IN_MOVE_SELF;
+const uint32_t docroute_in_q_overflow = IN_Q_OVERFLOW;
+const uint32_t docroute_in_isdir = IN_ISDIR;
+const uint32_t docroute_in_ignored = IN_IGNORED;
+const uint32_t docroute_in_onlydir = IN_ONLYDIR;
+const uint32_t docroute_in_dont_follow = IN_DONT_FOLLOW;
+const uint32_t docroute_in_excl_unlink = IN_EXCL_UNLINK;
