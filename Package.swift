@@ -27,12 +27,14 @@ let package = Package(
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
-            resources: [.copy("Resources/system-utis.json"), .copy("Resources/extra-utis.json")]
+            // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
+            // embeds it: an installed binary then needs no resource bundle beside it.
+            exclude: ["Resources"]
         ),
         // Pure logic: manifests, the registry and handler selection.
         .target(
             name: "DocRouteHandlers",
-            dependencies: ["DocRouteTypes"]
+            dependencies: ["DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
         // Pure logic: PROTOCOL.md as Codable messages and line framing.
         .target(name: "DocRouteProtocol"),

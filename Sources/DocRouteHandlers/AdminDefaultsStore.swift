@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps ``AdminDefaults`` in `<state_directory>/defaults.json`, written atomically and durably
+/// (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old or the new file.
+public struct AdminDefaultsStore: Sendable {
+    /// Why the defaults could not be read or written.
+    public struct StoreError: Error, CustomStringConvertible, Sendable {
+        public var path: String
+        public var message: String
+        public var description: String { "\(path): \(message)" }
+    }
+
+    public let path: String
+
+    public init(stateDirectory: String) {
+        self.path = (stateDirectory as NSString).appendingPathComponent("defaults.json")
+    }
+
+    /// The stored defaults; none when the file does not exist yet.
+    public func load() throws -> AdminDefaults {
+        guard FileManager.default.fileExists(atPath: path) else { return AdminDefaults() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StoreError(path: path, message: "cannot be read (permissions?)")
+        }
+        do {
+            return try JSONDecoder().decode(AdminDefaults.self, from: data)
+        } catch {
+            throw StoreError(path: path, message: "is not a defaults file (\(error)); fix or remove it")
+        }
+    }
+
+    /// Replaces the stored defaults.
+    public func save(_ defaults: AdminDefaults) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(defaults)
+        let directory = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError(path: temporary, message: "cannot be created: \(String(cString: strerror(errno)))") }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == data.count, synced == 0, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw StoreError(path: path, message: "cannot be written: \(reason)")
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+}

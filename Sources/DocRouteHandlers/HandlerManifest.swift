@@ -1,0 +1,47 @@
+import DocRouteTypes
+
+/// A handler as its Info.plist describes it: the Apple keys that say what it opens, and the
+/// docroute keys that say how it runs on Linux.
+public struct HandlerManifest: Sendable, Hashable {
+    /// `CFBundleIdentifier`.
+    public var bundleIdentifier: String
+    /// `CFBundleName`.
+    public var name: String?
+    /// `CFBundleDocumentTypes`.
+    public var documentTypes: [DocumentTypeClaim]
+    /// `UTExportedTypeDeclarations`: types this handler owns.
+    public var exportedTypes: [TypeDeclaration]
+    /// `UTImportedTypeDeclarations`: types this handler uses and describes.
+    public var importedTypes: [TypeDeclaration]
+    /// `CFBundleURLTypes`.
+    public var urlTypes: [URLSchemeClaim]
+    /// `DocRouteUser` (root when absent).
+    public var user: HandlerUser
+    /// `DocRouteLaunchCommand`: how to start the handler when a document waits and it is not subscribed.
+    public var launchCommand: [String]?
+    /// `DocRouteContainer`: the sandbox root; nil means `<containers_directory>/<bundle identifier>`.
+    public var container: String?
+    /// The file the manifest was read from.
+    public var file: String
+
+    public init(
+        bundleIdentifier: String, name: String? = nil, documentTypes: [DocumentTypeClaim] = [],
+        exportedTypes: [TypeDeclaration] = [], importedTypes: [TypeDeclaration] = [],
+        urlTypes: [URLSchemeClaim] = [], user: HandlerUser = .root, launchCommand: [String]? = nil,
+        container: String? = nil, file: String = ""
+    ) {
+        self.bundleIdentifier = bundleIdentifier
+        self.name = name
+        self.documentTypes = documentTypes
+        self.exportedTypes = exportedTypes
+        self.importedTypes = importedTypes
+        self.urlTypes = urlTypes
+        self.user = user
+        self.launchCommand = launchCommand
+        self.container = container
+        self.file = file
+    }
+
+    /// Every URL scheme claimed, lower-cased.
+    public var schemes: [String] { urlTypes.flatMap(\.schemes) }
+}
