@@ -13,6 +13,8 @@ public struct HandlerManifest: Sendable, Hashable {
     public var exportedTypes: [TypeDeclaration]
     /// `UTImportedTypeDeclarations`: types this handler uses and describes.
     public var importedTypes: [TypeDeclaration]
+    /// Where each exported and imported declaration stood in the file, for reports.
+    public var declarationKeyPaths: [String] = []
     /// `CFBundleURLTypes`.
     public var urlTypes: [URLSchemeClaim]
     /// `DocRouteUser` (root when absent).
@@ -40,6 +42,13 @@ public struct HandlerManifest: Sendable, Hashable {
         self.launchCommand = launchCommand
         self.container = container
         self.file = file
+    }
+
+    /// The key path of the n-th exported or imported declaration as it stood in the file.
+    func keyPath(ofDeclaration index: Int, exported: Bool) -> String {
+        let position = exported ? index : exportedTypes.count + index
+        if position < declarationKeyPaths.count { return declarationKeyPaths[position] }
+        return exported ? "UTExportedTypeDeclarations[\(index)]" : "UTImportedTypeDeclarations[\(index)]"
     }
 
     /// Every URL scheme claimed, lower-cased.

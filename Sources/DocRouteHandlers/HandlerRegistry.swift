@@ -48,12 +48,12 @@ public struct HandlerRegistry: Sendable {
         // Exported first, so an import seen earlier never shadows the owner's declaration.
         for manifest in accepted {
             for (index, declaration) in manifest.exportedTypes.enumerated() {
-                builder.add(declaration, file: manifest.file, keyPath: "UTExportedTypeDeclarations[\(index)]")
+                builder.add(declaration, file: manifest.file, keyPath: manifest.keyPath(ofDeclaration: index, exported: true))
             }
         }
         for manifest in accepted {
             for (index, declaration) in manifest.importedTypes.enumerated() {
-                builder.add(declaration, file: manifest.file, keyPath: "UTImportedTypeDeclarations[\(index)]")
+                builder.add(declaration, file: manifest.file, keyPath: manifest.keyPath(ofDeclaration: index, exported: false))
             }
         }
         let catalog = builder.build()

@@ -106,6 +106,7 @@ public enum ManifestReader {
                     if let declaration = TypeDeclaration.fromPropertyList(
                         element, origin: origin, file: file, keyPath: "\(key)[\(index)]", issues: &typeIssues) {
                         if case .exported = origin { manifest.exportedTypes.append(declaration) } else { manifest.importedTypes.append(declaration) }
+                        manifest.declarationKeyPaths.append("\(key)[\(index)]")
                     }
                 }
             }

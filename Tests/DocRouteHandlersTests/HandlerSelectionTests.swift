@@ -1,0 +1,120 @@
+import DocRouteTypes
+import Foundation
+import Logging
+import Testing
+@testable import DocRouteHandlers
+
+@Suite struct HandlerSelectionTests {
+    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    func registry(_ build: (ManifestFixtures) throws -> Void) throws -> HandlerRegistry {
+        let fixtures = try ManifestFixtures()
+        defer { fixtures.remove() }
+        try build(fixtures)
+        return HandlerDirectory(path: fixtures.directory).load(logger: logger)
+    }
+
+    @Test func shippedSamplesLoadAndRouteAsTheirCommentsSay() throws {
+        let registry = try registry { try $0.copySamples() }
+        #expect(registry.failures.isEmpty, "\(registry.failures)")
+        #expect(registry.typeIssues.isEmpty, "\(registry.typeIssues)")
+        let selector = HandlerSelector(registry: registry)
+        let catalog = registry.catalog
+        func route(_ name: String) -> String? {
+            let match = catalog.match(filename: name)
+            return selector.select(contentType: match.contentType ?? "public.data", innerContentType: match.innerContentType).bundleIdentifier
+        }
+        #expect(route("1abc.pdb") == "com.sunsetlakesoftware.molecules")
+        #expect(route("1abc.pdb.gz") == "com.sunsetlakesoftware.molecules")
+        #expect(route("plain.gz") == "com.sunsetlakesoftware.molecules", "Owner rank beats Default")
+        #expect(route("bundle.tar.gz") == "org.docroute.archiver", "claims the inner tar type")
+        #expect(route("readme.txt") == "org.docroute.textviewer")
+        #expect(route("notes.md") == "org.docroute.textviewer")
+        #expect(route("paper.pdf") == "org.docroute.pdfviewer", "legacy CFBundleTypeExtensions")
+        #expect(route("photo.jpeg") == "org.docroute.pdfviewer", "legacy CFBundleTypeMIMETypes")
+        #expect(route("movie.mov") == nil)
+        #expect(selector.select(scheme: "TODOLIST").bundleIdentifier == "com.acme.todolist")
+        // The exported declaration (conforms to plain-text and text) wins over textviewer's import.
+        #expect(catalog.declaration(for: "com.sunsetlakesoftware.molecules.pdb")?.origin == .exported(bundleIdentifier: "com.sunsetlakesoftware.molecules"))
+    }
+
+    @Test(arguments: [false, true])
+    func mostSpecificClaimedTypeWins(binary: Bool) throws {
+        let registry = try registry {
+            try $0.write("a.plist", ManifestFixtures.handler("com.example.anything", types: [ManifestFixtures.claim(["public.data"], rank: "Owner", role: "Editor")]), binary: binary)
+            try $0.write("b.plist", ManifestFixtures.handler("com.example.images", types: [ManifestFixtures.claim(["public.image"], rank: "Alternate", role: "Shell")]), binary: binary)
+        }
+        let selector = HandlerSelector(registry: registry)
+        let selection = selector.select(contentType: "public.png")
+        #expect(selection.bundleIdentifier == "com.example.images")
+        #expect(selection.candidates.map(\.matchedType) == ["public.image"])
+        #expect(selector.select(contentType: "com.adobe.pdf").bundleIdentifier == "com.example.anything")
+    }
+
+    @Test func rankThenOwnershipThenRoleThenIdentifier() throws {
+        let registry = try registry {
+            try $0.write("1.plist", ManifestFixtures.handler("com.example.z-default-viewer", types: [ManifestFixtures.claim(["public.png"], rank: nil, role: "Viewer")]))
+            try $0.write("2.plist", ManifestFixtures.handler("com.example.y-alternate-editor", types: [ManifestFixtures.claim(["public.png"], rank: "Alternate", role: "Editor")]))
+            try $0.write("3.plist", ManifestFixtures.handler("com.example.x-default-editor", types: [ManifestFixtures.claim(["public.png"], rank: "Default", role: "Editor")]), binary: true)
+            try $0.write("4.plist", ManifestFixtures.handler("com.example.w-none", types: [ManifestFixtures.claim(["public.png"], rank: "None", role: "Editor")]))
+            try $0.write("5.plist", ManifestFixtures.handler("com.example.a-default-editor", types: [ManifestFixtures.claim(["public.png"], rank: "Default", role: "Editor")]))
+            try $0.write("6.plist", ManifestFixtures.handler("com.example.b-role-none", types: [ManifestFixtures.claim(["public.png"], rank: "Owner", role: "None")]))
+        }
+        let selection = HandlerSelector(registry: registry).select(contentType: "public.png")
+        #expect(selection.candidates.map(\.bundleIdentifier) == [
+            "com.example.a-default-editor", "com.example.x-default-editor", "com.example.z-default-viewer", "com.example.y-alternate-editor",
+        ])
+        #expect(selection.reason.contains("bundle identifier order"))
+    }
+
+    @Test func ownerRankAndExporterBeatOthers() throws {
+        let registry = try registry {
+            try $0.write("owner.plist", ManifestFixtures.handler("com.example.owner", types: [ManifestFixtures.claim(["com.example.doc"], rank: "Owner")], extra: [
+                "UTExportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc", "UTTypeConformsTo": ["public.data"], "UTTypeTagSpecification": ["public.filename-extension": "exdoc"]]],
+            ]))
+            try $0.write("exporter.plist", ManifestFixtures.handler("com.example.b-exporter", types: [ManifestFixtures.claim(["com.example.doc2"], role: "Viewer")], extra: [
+                "UTExportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.data"]]],
+            ]))
+            try $0.write("importer.plist", ManifestFixtures.handler("com.example.a-importer", types: [ManifestFixtures.claim(["com.example.doc", "com.example.doc2"], role: "Editor")], extra: [
+                "UTImportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.data"]]],
+            ]))
+        }
+        let selector = HandlerSelector(registry: registry)
+        #expect(selector.select(contentType: "com.example.doc").bundleIdentifier == "com.example.owner")
+        let selection = selector.select(contentType: "com.example.doc2")
+        #expect(selection.bundleIdentifier == "com.example.b-exporter", "exporting the type beats the Editor role of an importer")
+        #expect(selection.reason.contains("exports"))
+        #expect(registry.catalog.preferredType(forFilenameExtension: "exdoc") == "com.example.doc")
+    }
+
+    @Test func adminDefaultWinsOverRank() throws {
+        let registry = try registry {
+            try $0.write("a.plist", ManifestFixtures.handler("com.example.owner", types: [ManifestFixtures.claim(["public.plain-text"], rank: "Owner")]))
+            try $0.write("b.plist", ManifestFixtures.handler("com.example.chosen", types: [ManifestFixtures.claim(["public.plain-text"], rank: "Alternate")], schemes: ["notes"]))
+            try $0.write("c.plist", ManifestFixtures.handler("com.example.other", schemes: ["Notes"]))
+        }
+        let defaults = AdminDefaults(types: ["public.plain-text": "com.example.chosen"], schemes: ["notes": "com.example.other"])
+        let selector = HandlerSelector(registry: registry, defaults: defaults)
+        #expect(selector.select(contentType: "public.plain-text").bundleIdentifier == "com.example.chosen")
+        #expect(selector.chooseHandler(contentType: "public.plain-text")?.bundleIdentifier == "com.example.chosen")
+        #expect(selector.select(scheme: "NOTES").bundleIdentifier == "com.example.other")
+        #expect(HandlerSelector(registry: registry).select(scheme: "notes").bundleIdentifier == "com.example.chosen", "bundle identifier order without a default")
+    }
+
+    @Test func compoundFilesPreferHandlersClaimingTheInnerType() throws {
+        let registry = try registry { try $0.copySamples() }
+        let selector = HandlerSelector(registry: registry)
+        let selection = selector.select(contentType: "org.gnu.gnu-zip-archive", innerContentType: "public.tar-archive")
+        #expect(selection.candidates.map(\.bundleIdentifier) == ["org.docroute.archiver", "com.sunsetlakesoftware.molecules"])
+        #expect(selection.reason.contains("inner type"))
+        #expect(selector.chooseHandler(contentType: "org.gnu.gnu-zip-archive", innerContentType: "public.tar-archive")?.bundleIdentifier == "org.docroute.archiver")
+    }
+
+    @Test func chooseAndSelectAgree() throws {
+        let registry = try registry { try $0.copySamples() }
+        let selector = HandlerSelector(registry: registry)
+        for type in ["public.png", "com.adobe.pdf", "public.plain-text", "com.sunsetlakesoftware.molecules.pdb", "public.movie", "org.gnu.gnu-zip-archive"] {
+            #expect(selector.chooseHandler(contentType: type)?.bundleIdentifier == selector.select(contentType: type).bundleIdentifier, "\(type)")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Writes real Info.plist files (XML and binary) into a temporary handlers directory.
+struct ManifestFixtures {
+    let directory: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "docroute-handlers-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// Writes `plist` as `name` in XML or binary form, through Foundation's own writer.
+    @discardableResult
+    func write(_ name: String, _ plist: [String: Any], binary: Bool = false) throws -> String {
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: binary ? .binary : .xml, options: 0)
+        let path = directory + "/" + name
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func writeRaw(_ name: String, _ text: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+
+    func copySamples() throws {
+        let samples = Self.repositoryRoot + "/config/handlers"
+        for name in try FileManager.default.contentsOfDirectory(atPath: samples) {
+            try FileManager.default.copyItem(atPath: samples + "/" + name, toPath: directory + "/" + name)
+        }
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    static func handler(_ id: String, types: [[String: Any]] = [], schemes: [String] = [], extra: [String: Any] = [:]) -> [String: Any] {
+        var plist: [String: Any] = ["CFBundleIdentifier": id, "CFBundleDocumentTypes": types]
+        if !schemes.isEmpty { plist["CFBundleURLTypes"] = [["CFBundleURLName": id, "CFBundleURLSchemes": schemes]] }
+        for (key, value) in extra { plist[key] = value }
+        return plist
+    }
+
+    static func claim(_ types: [String], rank: String? = nil, role: String? = "Viewer") -> [String: Any] {
+        var entry: [String: Any] = ["LSItemContentTypes": types, "CFBundleTypeName": "docs"]
+        if let rank { entry["LSHandlerRank"] = rank }
+        if let role { entry["CFBundleTypeRole"] = role }
+        return entry
+    }
+}
