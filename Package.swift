@@ -60,6 +60,7 @@ let package = Package(
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
