@@ -1,0 +1,54 @@
+/// A message from the daemon to a client (PROTOCOL.md).
+public enum DaemonMessage: Sendable, Hashable {
+    /// Reply to `hello`: `{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION"}`.
+    case welcome(protocol: Int, daemon: String, id: String? = nil)
+    /// Reply to `subscribe`; `pending` is the number of documents waiting for the handler.
+    case subscribed(id: String?, bundleIdentifier: String, pending: Int)
+    /// The handler's launch, sent once right after `subscribed`: with the oldest waiting
+    /// document, or `nil` for a plain launch (`"launchOptions":{}` and no `deliveryID`).
+    case launch(DocumentEvent?)
+    /// Every other document: `application:openURL:sourceApplication:annotation:`.
+    case openURL(DocumentEvent)
+    /// Reply to `open`; `contentType` only for files.
+    case opened(id: String?, deliveryID: String, bundleIdentifier: String, contentType: String?)
+    /// Reply to `status`. `extra` holds any further top-level fields for operators; it never
+    /// replaces `type`, `id`, `handlers` or `inboxes`.
+    case status(id: String?, handlers: [HandlerStatus], inboxes: [InboxStatus], extra: [String: JSONValue] = [:])
+    /// A failed request, or a line the daemon could not read.
+    case error(id: String?, code: ErrorCode, message: String)
+
+    /// The plain launch: nothing was waiting, so there is nothing to acknowledge.
+    public static let plainLaunch = DaemonMessage.launch(nil)
+
+    /// The `error` message reporting `error`, echoing its request id.
+    public static func error(_ error: ProtocolError) -> DaemonMessage {
+        .error(id: error.requestID, code: error.code, message: error.message)
+    }
+
+    /// The `type` strings the daemon sends.
+    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "status", "error"]
+
+    /// The message's `type` field.
+    public var type: String {
+        switch self {
+        case .welcome: "welcome"
+        case .subscribed: "subscribed"
+        case .launch: "launch"
+        case .openURL: "openURL"
+        case .opened: "opened"
+        case .status: "status"
+        case .error: "error"
+        }
+    }
+
+    /// The `id` of the request this message answers, if any.
+    public var id: String? {
+        switch self {
+        case .welcome(_, _, let id), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
+            .error(let id, _, _):
+            id
+        case .launch, .openURL:
+            nil
+        }
+    }
+}

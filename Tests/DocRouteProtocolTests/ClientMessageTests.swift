@@ -1,0 +1,118 @@
+import DocRouteProtocol
+import Testing
+
+@Suite struct ClientMessageTests {
+    @Test func decodesEveryRequestOfTheContract() throws {
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"hello","protocol":1}"#)) == .hello(protocol: 1))
+        #expect(
+            try ClientMessage(decoding: bytes(#"{"type":"subscribe","id":"1","bundleIdentifier":"com.sunsetlakesoftware.molecules"}"#))
+                == .subscribe(id: "1", bundleIdentifier: "com.sunsetlakesoftware.molecules"))
+        #expect(
+            try ClientMessage(decoding: bytes(#"{"type":"ack","deliveryID":"d-7","handled":false}"#))
+                == .ack(deliveryID: "d-7", handled: false))
+        #expect(
+            try ClientMessage(decoding: bytes(#"{"type":"open","id":"2","url":"file:///srv/shared/1abc.pdb","mailbox":"Shared"}"#))
+                == .open(id: "2", url: "file:///srv/shared/1abc.pdb", mailbox: "Shared"))
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"status","id":"3"}"#)) == .status(id: "3"))
+    }
+
+    @Test func customSchemeURLPassesThroughUntouched() throws {
+        let line = #"{"type":"open","id":"2","url":"todolist://www.acme.com?Quarterly%20Report#200806231300"}"#
+        let message = try ClientMessage(decoding: bytes(line))
+        #expect(message == .open(id: "2", url: "todolist://www.acme.com?Quarterly%20Report#200806231300", mailbox: nil))
+        #expect(text(message.encodedLine()) == line + "\n")
+    }
+
+    @Test func requestExamplesOfTheContractRoundTripByteForByte() throws {
+        let clientTypes = Set(ClientMessage.types.map { #"{"type":"\#($0)""# })
+        let examples = try inlineMessageExamples().filter { example in
+            // `{"type":"status","id":"3",…}` is the daemon's reply, elided.
+            clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…")
+        }
+        // hello, subscribe, ack, two opens, status.
+        #expect(examples.count == 6)
+        for example in examples {
+            let message = try ClientMessage(decoding: bytes(example))
+            #expect(text(message.encodedLine()) == example + "\n")
+        }
+    }
+
+    @Test func unknownFieldsAreIgnored() throws {
+        let line = #"{"x-trace":{"a":[1,null]},"type":"ack","deliveryID":"d1","handled":true,"future":null}"#
+        #expect(try ClientMessage(decoding: bytes(line)) == .ack(deliveryID: "d1", handled: true))
+    }
+
+    @Test func nullOptionalFieldReadsAsAbsent() throws {
+        let line = #"{"type":"open","url":"file:///a","mailbox":null}"#
+        #expect(try ClientMessage(decoding: bytes(line)) == .open(id: nil, url: "file:///a", mailbox: nil))
+    }
+
+    @Test func decodesFromAByteSliceWithoutTheNewline() throws {
+        let buffer = bytes("{\"type\":\"status\",\"id\":\"9\"}\n")
+        #expect(try ClientMessage(decoding: buffer.dropLast()) == .status(id: "9"))
+    }
+
+    struct BadLine: Sendable, CustomTestStringConvertible {
+        let line: [UInt8]
+        let message: String
+        let requestID: String?
+        var testDescription: String { message }
+
+        init(_ line: String, _ message: String, id: String? = nil) {
+            self.init(bytes: bytes(line), message, id: id)
+        }
+
+        init(bytes line: [UInt8], _ message: String, id: String? = nil) {
+            self.line = line
+            self.message = message
+            self.requestID = id
+        }
+    }
+
+    static let badLines: [BadLine] = [
+        BadLine("hello", "the line is not valid JSON; send one JSON object per line"),
+        BadLine(#"{"type":"status""#, "the line is not valid JSON; send one JSON object per line"),
+        BadLine("", "the line is empty; send one JSON object per line"),
+        BadLine(bytes: [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D], "the line is not valid UTF-8; messages are UTF-8 JSON"),
+        BadLine(#"["type","status"]"#, "the line is a JSON array, not an object; every message is a JSON object"),
+        BadLine(#"{"id":"4"}"#, "the message has no 'type' field", id: "4"),
+        BadLine(#"{"type":7,"id":"5"}"#, "field 'type' must be a string, found integer", id: "5"),
+        BadLine(
+            #"{"type":"launch","id":"6"}"#,
+            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, status", id: "6"),
+        BadLine(#"{"type":"subscribe","id":"7"}"#, "'subscribe' is missing field 'bundleIdentifier'", id: "7"),
+        BadLine(
+            #"{"type":"subscribe","id":"8","bundleIdentifier":42}"#,
+            "field 'bundleIdentifier' of 'subscribe' must be a string, found integer", id: "8"),
+        BadLine(#"{"type":"hello","protocol":"1"}"#, "field 'protocol' of 'hello' must be an integer, found string"),
+        BadLine(#"{"type":"hello","protocol":1.5}"#, "field 'protocol' of 'hello' must be an integer, found number"),
+        BadLine(#"{"type":"hello"}"#, "'hello' is missing field 'protocol'"),
+        BadLine(#"{"type":"ack","deliveryID":"d"}"#, "'ack' is missing field 'handled'"),
+        BadLine(#"{"type":"ack","deliveryID":"d","handled":1}"#, "field 'handled' of 'ack' must be a boolean, found integer"),
+        BadLine(#"{"type":"ack","handled":true,"id":"9"}"#, "'ack' is missing field 'deliveryID'", id: "9"),
+        BadLine(#"{"type":"open","id":"10","url":null}"#, "'open' is missing field 'url'", id: "10"),
+        BadLine(#"{"type":"open","url":"file:///a","mailbox":["M"]}"#, "field 'mailbox' of 'open' must be a string, found array"),
+        BadLine(#"{"type":"status","id":3}"#, "field 'id' must be a string, found integer"),
+    ]
+
+    @Test(arguments: badLines)
+    func badRequestNamesTheProblemAndEchoesTheID(_ bad: BadLine) throws {
+        let error = #expect(throws: ProtocolError.self) { try ClientMessage(decoding: bad.line) }
+        #expect(error?.code == .badRequest)
+        #expect(error?.message == bad.message)
+        #expect(error?.requestID == bad.requestID)
+        if let error {
+            let reply = text(DaemonMessage.error(error).encodedLine())
+            let idField = bad.requestID.map { #","id":"\#($0)""# } ?? ""
+            #expect(reply.hasPrefix(#"{"type":"error"\#(idField),"code":"bad-request","message":"#))
+        }
+    }
+
+    @Test func encodesOmittingAbsentOptionals() {
+        #expect(text(ClientMessage.hello(protocol: 1).encodedLine()) == "{\"type\":\"hello\",\"protocol\":1}\n")
+        #expect(
+            text(ClientMessage.ack(deliveryID: "d", handled: true, id: "a1").encodedLine())
+                == "{\"type\":\"ack\",\"id\":\"a1\",\"deliveryID\":\"d\",\"handled\":true}\n")
+        #expect(text(ClientMessage.status(id: nil).encodedLine()) == "{\"type\":\"status\"}\n")
+    }
+}
