@@ -1,0 +1,100 @@
+import DocRouteHandlers
+import Foundation
+import Logging
+
+/// Starts a handler (`DocRouteLaunchCommand`) when a document is committed for it and no
+/// connection is subscribed as it: "the app is not running, so the system launches it".
+///
+/// At most one instance per handler. A handler that keeps exiting without subscribing is started
+/// again after an exponential backoff (1 s doubling to 5 min), so a broken one cannot spin.
+public actor HandlerLauncher {
+    struct Launch {
+        var process: Process
+        var subscribed = false
+    }
+
+    let socketPath: String
+    let logger: Logger
+    var running: [String: Launch] = [:]
+    var failures: [String: Int] = [:]
+    var notBefore: [String: ContinuousClock.Instant] = [:]
+    let clock = ContinuousClock()
+
+    public init(socketPath: String, logger: Logger) {
+        self.socketPath = socketPath
+        self.logger = logger
+    }
+
+    /// Starts the handler unless it runs already, has no launch command, or is backing off.
+    public func launchIfNeeded(_ handler: RegisteredHandler) {
+        let key = handler.bundleIdentifier.lowercased()
+        guard let command = handler.manifest.launchCommand, running[key] == nil else { return }
+        if let wait = notBefore[key], clock.now < wait { return }
+        let process = Process()
+        var arguments = command
+        if getuid() == 0, let (uid, gid) = Self.resolve(handler.manifest.user), uid != 0 {
+            // Run as the handler's own user, with its groups, never as root.
+            arguments = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--"] + arguments
+        }
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { environment[key] = nil }
+        environment["DOCROUTE_SOCKET"] = socketPath
+        environment["DOCROUTE_BUNDLE_IDENTIFIER"] = handler.bundleIdentifier
+        process.environment = environment
+        let bundle = handler.bundleIdentifier
+        process.terminationHandler = { [weak self] finished in
+            let status = finished.terminationStatus
+            Task { await self?.exited(bundle, status: status) }
+        }
+        do {
+            try process.run()
+            running[key] = Launch(process: process)
+            logger.info("handler launched", metadata: ["bundle-id": "\(bundle)", "pid": "\(process.processIdentifier)", "message-id": "handler-launched"])
+        } catch {
+            logger.error("handler could not be launched: \(error)", metadata: ["bundle-id": "\(bundle)", "command": "\(command.joined(separator: " "))"])
+            backOff(key)
+        }
+    }
+
+    /// The handler subscribed: it started well, so its backoff is forgotten.
+    public func subscribed(_ bundleIdentifier: String) {
+        let key = bundleIdentifier.lowercased()
+        running[key]?.subscribed = true
+        failures[key] = nil
+        notBefore[key] = nil
+    }
+
+    /// Stops every handler this launcher started (on daemon shutdown).
+    public func terminateAll() {
+        for (_, launch) in running where launch.process.isRunning { launch.process.terminate() }
+    }
+
+    func exited(_ bundleIdentifier: String, status: Int32) {
+        let key = bundleIdentifier.lowercased()
+        let subscribed = running[key]?.subscribed ?? false
+        running[key] = nil
+        logger.info("handler exited", metadata: ["bundle-id": "\(bundleIdentifier)", "status": "\(status)"])
+        if !subscribed { backOff(key) }
+    }
+
+    func backOff(_ key: String) {
+        let count = (failures[key] ?? 0) + 1
+        failures[key] = count
+        let seconds = min(300, 1 << min(count - 1, 9))
+        notBefore[key] = clock.now + .seconds(seconds)
+        logger.warning("handler exited without subscribing; next launch in \(seconds) s at the earliest", metadata: ["bundle-id": "\(key)"])
+    }
+
+    static func resolve(_ user: HandlerUser) -> (UInt32, UInt32)? {
+        switch user {
+        case .uid(let uid):
+            guard let entry = getpwuid(uid) else { return (uid, uid) }
+            return (uid, entry.pointee.pw_gid)
+        case .name(let name):
+            guard let entry = getpwnam(name) else { return nil }
+            return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+        }
+    }
+}

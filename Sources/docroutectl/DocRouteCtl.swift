@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `docroutectl`: the administrator's and handler author's tool.
+@main
+struct DocRouteCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docroutectl",
+        abstract: "Inspect types and handlers, route documents, and talk to docrouted.",
+        subcommands: [
+            TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self,
+        ])
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import DocRouteHandlers
+import DocRouteTypes
+import Foundation
+
+struct RouteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "route",
+        abstract: "Show which handler a file or URL would go to, and why (a dry run: nothing is delivered).")
+
+    @OptionGroup var options: HandlerOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Argument(help: "A file path, or a URL such as todolist://www.acme.com?Quarterly%20Report#200806231300.")
+    var input: String
+
+    func run() throws {
+        let registry = try options.registry()
+        let selector = HandlerSelector(registry: registry, defaults: try options.defaults())
+        var contentType: String?
+        let selection: HandlerSelection
+        if let scheme = Self.scheme(of: input), scheme != "file" {
+            selection = selector.select(scheme: scheme)
+        } else {
+            let path = input.hasPrefix("file://") ? (URL(string: input)?.path ?? input) : input
+            let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
+            let classification: TypeClassification
+            switch FileTyping.type(path: path, engine: engine) {
+            case .success(let typed): classification = typed
+            case .failure(let message):
+                // A name alone still routes (what would happen if such a file arrived).
+                guard message == "no such file" else { throw ValidationError("\(path): \(message)") }
+                classification = engine.classify(filename: (path as NSString).lastPathComponent)
+            }
+            contentType = classification.contentType
+            selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
+        }
+        if json {
+            try JSONOutput.print([
+                "input": input,
+                "contentType": JSONOutput.orNull(contentType),
+                "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
+                "candidates": selection.candidates.map {
+                    ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
+                },
+                "reason": selection.reason,
+            ] as [String: Any])
+        } else {
+            if let contentType { print("\(input): \(contentType)") }
+            print(selection.bundleIdentifier.map { "→ \($0)" } ?? "→ no handler (the file would be quarantined)")
+            print("  \(selection.reason)")
+            for (index, candidate) in selection.candidates.enumerated() {
+                var notes: [String] = [candidate.rank.rawValue, candidate.role.rawValue]
+                if candidate.isAdminDefault { notes.append("admin default") }
+                if candidate.claimsInnerType { notes.append("claims inner type") }
+                if candidate.exportsType { notes.append("exports the type") }
+                print("  \(index + 1). \(candidate.bundleIdentifier) via \(candidate.matchedType) (\(notes.joined(separator: ", ")))")
+            }
+        }
+    }
+
+    /// The scheme of `input` when it is a URL (RFC 3986 scheme followed by ':'), not a path.
+    static func scheme(of input: String) -> String? {
+        guard let colon = input.firstIndex(of: ":") else { return nil }
+        let scheme = String(input[..<colon])
+        return URLSchemeClaim.isValidScheme(scheme) && !scheme.contains("/") ? scheme.lowercased() : nil
+    }
+}
