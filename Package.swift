@@ -110,6 +110,7 @@ let package = Package(
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
         .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
+        .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
         .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol"]),
     ],
     swiftLanguageModes: [.v6]

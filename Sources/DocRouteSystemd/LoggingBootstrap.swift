@@ -1,0 +1,143 @@
+import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Picks where the daemon's logs go: the journal, structured, when systemd connected stderr to it,
+/// otherwise swift-log's plain `StreamLogHandler` on stderr.
+///
+/// ```swift
+/// LoggingBootstrap.choose(forceJournal: options.journal).bootstrap()
+/// ```
+public struct LoggingBootstrap: Sendable {
+    /// Where log entries go.
+    public enum Destination: Hashable, Sendable, CustomStringConvertible {
+        /// Structured entries through ``JournalLogHandler``.
+        case journal
+        /// Text lines through swift-log's `StreamLogHandler.standardError`.
+        case standardError
+
+        /// `journal` or `stderr`.
+        public var description: String {
+            switch self {
+            case .journal: "journal"
+            case .standardError: "stderr"
+            }
+        }
+    }
+
+    /// The device and inode of an open file, as `JOURNAL_STREAM` names them.
+    public struct StreamIdentity: Hashable, Sendable, CustomStringConvertible {
+        /// `st_dev`.
+        public let device: UInt64
+        /// `st_ino`.
+        public let inode: UInt64
+
+        /// An identity.
+        public init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+
+        /// Parses `JOURNAL_STREAM`'s `DEVICE:INODE` (both decimal); `nil` when malformed.
+        public init?(journalStream: String) {
+            let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {
+                return nil
+            }
+            self.init(device: device, inode: inode)
+        }
+
+        /// The identity of an open descriptor, or `nil` when `fstat` fails (e.g. it is closed).
+        public init?(fileDescriptor: CInt) {
+            var info = stat()
+            guard fstat(fileDescriptor, &info) == 0 else { return nil }
+            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+
+        /// `DEVICE:INODE`.
+        public var description: String { "\(device):\(inode)" }
+    }
+
+    /// Where this bootstrap sends logs.
+    public let destination: Destination
+    /// The `SYSLOG_IDENTIFIER` journal entries carry.
+    public let syslogIdentifier: String
+    /// The level every new logger starts at.
+    public let logLevel: Logger.Level
+
+    /// A bootstrap with an explicit destination.
+    public init(
+        destination: Destination,
+        syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
+        logLevel: Logger.Level = .info
+    ) {
+        self.destination = destination
+        self.syslogIdentifier = syslogIdentifier
+        self.logLevel = logLevel
+    }
+
+    /// Looks at this process's `JOURNAL_STREAM` and stderr and picks the destination.
+    ///
+    /// - Parameter forceJournal: write to the journal even when stderr is not connected to it
+    ///   (e.g. `docrouted --log-journal` started from a shell).
+    public static func choose(
+        forceJournal: Bool = false,
+        syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
+        logLevel: Logger.Level = .info
+    ) -> LoggingBootstrap {
+        let journalStream = getenv("JOURNAL_STREAM").map { String(cString: $0) }
+        let destination = Self.destination(
+            journalStream: journalStream,
+            standardError: StreamIdentity(fileDescriptor: STDERR_FILENO),
+            forceJournal: forceJournal
+        )
+        return LoggingBootstrap(destination: destination, syslogIdentifier: syslogIdentifier, logLevel: logLevel)
+    }
+
+    /// The decision, without looking at the process.
+    ///
+    /// systemd sets `JOURNAL_STREAM` for a service whose stderr goes to the journal; a process that
+    /// inherited the variable but had stderr redirected (a child run with `2>file`) must not take it
+    /// for granted, so the device and inode must match stderr's, as systemd.exec(5) advises.
+    public static func destination(
+        journalStream: String?,
+        standardError: StreamIdentity?,
+        forceJournal: Bool
+    ) -> Destination {
+        if forceJournal { return .journal }
+        guard let journalStream, let expected = StreamIdentity(journalStream: journalStream),
+            let standardError, standardError == expected
+        else { return .standardError }
+        return .journal
+    }
+
+    /// A handler for a logger with this label, at ``logLevel``.
+    public func makeLogHandler(
+        label: String,
+        metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+    ) -> any LogHandler {
+        switch destination {
+        case .journal:
+            return JournalLogHandler(
+                label: label, syslogIdentifier: syslogIdentifier, logLevel: logLevel,
+                metadataProvider: metadataProvider)
+        case .standardError:
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+            handler.logLevel = logLevel
+            return handler
+        }
+    }
+
+    /// Installs this choice as the process's logging backend (`LoggingSystem.bootstrap`; once per
+    /// process).
+    public func bootstrap(metadataProvider: Logger.MetadataProvider? = nil) {
+        let chosen = self
+        LoggingSystem.bootstrap(
+            { label, provider in chosen.makeLogHandler(label: label, metadataProvider: provider) },
+            metadataProvider: metadataProvider
+        )
+    }
+}

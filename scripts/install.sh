@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs docroute: the two binaries, the systemd units, sysusers.d, tmpfiles.d
+# and catalog files, and the default configuration (never over an existing one).
+#
+# usage: scripts/install.sh PREFIX DESTDIR [BINDIR]
+#   PREFIX   where programs and units go, e.g. /usr or /usr/local
+#   DESTDIR  staging root for packaging; "" or / installs into the running system
+#   BINDIR   folder holding docrouted and docroutectl
+#            (default: `swift build -c release --show-bin-path`)
+# Configuration always goes to DESTDIR/etc/docroute, the path the units name.
+set -euo pipefail
+
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+prefix=${1%/}
+destdir=${2%/}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+case "$prefix" in
+/*) ;;
+*)
+    echo "error: PREFIX must be an absolute path, not '$1'" >&2
+    exit 2
+    ;;
+esac
+
+if [ $# -eq 3 ]; then
+    bin_dir=$3
+else
+    bin_dir=$(cd "$repo" && swift build -c release --show-bin-path)
+fi
+for name in docrouted docroutectl; do
+    if [ ! -x "$bin_dir/$name" ]; then
+        echo "error: $bin_dir/$name is missing; build first (swift build -c release) or pass BINDIR" >&2
+        exit 1
+    fi
+done
+
+root="$destdir"
+unit_dir="$root$prefix/lib/systemd/system"
+etc_dir="$root/etc/docroute"
+
+echo "installing docroute into ${destdir:-/} with prefix $prefix"
+install -d -m 0755 "$root$prefix/bin" "$unit_dir" "$root$prefix/lib/sysusers.d" \
+    "$root$prefix/lib/tmpfiles.d"
+install -m 0755 "$bin_dir/docrouted" "$root$prefix/bin/docrouted"
+install -m 0755 "$bin_dir/docroutectl" "$root$prefix/bin/docroutectl"
+
+# The units name /usr/bin; a different prefix must be what they run.
+for unit in docroute.service docroute.socket docroute-handler@.service; do
+    sed "s|/usr/bin/docroute|$prefix/bin/docroute|g" "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
+    chmod 0644 "$unit_dir/$unit.tmp"
+    mv "$unit_dir/$unit.tmp" "$unit_dir/$unit"
+done
+install -m 0644 "$repo/systemd/docroute.sysusers" "$root$prefix/lib/sysusers.d/docroute.conf"
+install -m 0644 "$repo/systemd/docroute.tmpfiles" "$root$prefix/lib/tmpfiles.d/docroute.conf"
+# journalctl reads catalogs from /usr/lib (and /usr/local/lib) only.
+install -d -m 0755 "$root$prefix/lib/systemd/catalog"
+install -m 0644 "$repo/systemd/docroute.catalog" "$root$prefix/lib/systemd/catalog/docroute.catalog"
+
+# Configuration: readable by the daemon (group docroute once sysusers ran), and
+# an admin's edited file always wins over the default.
+install -d -m 0755 "$etc_dir" "$etc_dir/handlers.d" "$etc_dir/handlers"
+if [ -e "$etc_dir/docroute.toml" ]; then
+    echo "kept existing $etc_dir/docroute.toml"
+elif [ -f "$repo/config/docroute.toml" ]; then
+    install -m 0644 "$repo/config/docroute.toml" "$etc_dir/docroute.toml"
+else
+    echo "warning: $repo/config/docroute.toml not found; no configuration installed" >&2
+fi
+
+for doc in README.md PROTOCOL.md docs/PROTOCOL.md; do
+    if [ -f "$repo/$doc" ]; then
+        install -d -m 0755 "$root$prefix/share/doc/docroute"
+        install -m 0644 "$repo/$doc" "$root$prefix/share/doc/docroute/$(basename "$doc")"
+    fi
+done
+
+echo "installed: $prefix/bin/{docrouted,docroutectl}, units in $prefix/lib/systemd/system,"
+echo "           sysusers.d, tmpfiles.d, catalog, /etc/docroute"
+if [ -z "$destdir" ] || [ "$destdir" = / ]; then
+    cat <<EOF
+next, as root:
+  systemd-sysusers docroute.conf && systemd-tmpfiles --create docroute.conf
+  journalctl --update-catalog && systemctl daemon-reload
+  systemctl enable --now docroute.socket docroute.service
+EOF
+fi
