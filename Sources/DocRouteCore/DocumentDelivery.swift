@@ -1,0 +1,64 @@
+import DocRouteProtocol
+
+/// One document to copy into a handler's sandbox, already opened, typed and routed.
+public struct DocumentDelivery: Sendable {
+    public var source: IntakeFile
+    /// Where the source lives, to remove it once its copy is durable; nil to leave it (an `open` of
+    /// a client's own file copies it and never touches the original).
+    public var sourceFolder: Int32?
+    public var sourceName: [UInt8]
+    /// The source's path, for the ledger and logs.
+    public var sourcePath: String
+    public var containerRoot: String
+    public var mailbox: String
+    public var extensionChain: String
+    public var contentType: String
+    public var bundleIdentifier: String
+    /// Owner of the copy (uid, gid); nil keeps the daemon's.
+    public var owner: (uid: UInt32, gid: UInt32)?
+    public var sourceApplication: String
+    public var annotation: [String: PropertyListValue]
+
+    public init(source: IntakeFile, sourceFolder: Int32?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+                mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
+                owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue]) {
+        self.source = source
+        self.sourceFolder = sourceFolder
+        self.sourceName = sourceName
+        self.sourcePath = sourcePath
+        self.containerRoot = containerRoot
+        self.mailbox = mailbox
+        self.extensionChain = extensionChain
+        self.contentType = contentType
+        self.bundleIdentifier = bundleIdentifier
+        self.owner = owner
+        self.sourceApplication = sourceApplication
+        self.annotation = annotation
+    }
+}
+
+/// What became of one ``DocumentDelivery``.
+public enum DocumentDeliveryOutcome: Sendable {
+    /// Durable in the sandbox and in the ledger; the source is removed.
+    case committed(deliveryID: String, finalPath: String, sequence: Int64)
+    /// Not delivered; the source is where it was. `retryable` for a full disk or a permission
+    /// problem an administrator can fix; false when the source went away.
+    case failed(message: String, retryable: Bool)
+}
+
+/// The durable half of the daemon: the ledger and the sandbox copies.
+public protocol DeliveryBackend: DeliveryStore {
+    /// Finishes or rolls back what a crash interrupted. Run before anything else.
+    func recover() async throws
+    /// Copies a batch durably (group commit) and records it.
+    func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome]
+    /// Whether this exact source (device, inode, size, mtime, path) was already delivered, its
+    /// removal having been lost in a crash.
+    func alreadyDelivered(_ file: IntakeFile, path: String) async -> Bool
+    /// Records a custom-scheme URL for a handler, committed at once.
+    func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
+    /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.
+    func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws
+    /// Counts for status: per handler delivered today, pending.
+    func statistics() async -> [String: JSONValue]
+}

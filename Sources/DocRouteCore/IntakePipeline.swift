@@ -1,0 +1,257 @@
+import DocRouteHandlers
+import DocRouteProtocol
+import DocRouteTypes
+import Foundation
+import Logging
+
+/// Takes files from the inboxes to the delivery backend: watch before scan, one queue, batches.
+///
+/// Every arrival is opened once without following links, typed from the name and its first bytes,
+/// routed with the registry snapshot of the moment, and handed to the backend in batches so the
+/// disk flushes are shared (group commit). Files nobody claims, links, FIFOs, devices and files
+/// over the size limit go to quarantine with a reason. A full disk or a permission problem leaves
+/// the source in the inbox and tries again later, with backoff.
+actor IntakePipeline {
+    let configuration: DaemonConfiguration
+    let backend: any DeliveryBackend
+    let watcher: InboxWatcher
+    let logger: Logger
+    var routing: (@Sendable () -> RoutingDaemon.Routing)?
+    var dispatcher: HandlerDispatcher?
+    var queue = ArrivalQueue()
+    /// Open descriptors of watched folders, by path.
+    var folders: [String: Int32] = [:]
+    var attempts: [ArrivalQueue.Arrival: Int] = [:]
+    private(set) var deliveredCount = 0
+    let wake: AsyncStream<Void>
+    let wakeContinuation: AsyncStream<Void>.Continuation
+    var stopped = false
+    static let batchLimit = 256
+
+    init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, logger: Logger) {
+        self.configuration = configuration
+        self.backend = backend
+        self.watcher = watcher
+        self.logger = logger
+        (wake, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Watches and scans every inbox; events start flowing into the queue.
+    func start(routing: @escaping @Sendable () -> RoutingDaemon.Routing, dispatcher: HandlerDispatcher) async {
+        self.routing = routing
+        self.dispatcher = dispatcher
+        for index in configuration.inboxes.indices { watchInbox(index) }
+        let events = watcher.events
+        Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+    }
+
+    /// Answers when the actor is free: the watchdog's proof of life.
+    func heartbeat() {}
+
+    func stop() {
+        stopped = true
+        wakeContinuation.finish()
+        for (_, fd) in folders { close(fd) }
+        folders.removeAll()
+    }
+
+    /// The intake loop: runs until ``stop()``.
+    func run() async {
+        for await _ in wake {
+            while !queue.isEmpty && !stopped {
+                await process(queue.pop(limit: Self.batchLimit))
+            }
+            if stopped { return }
+        }
+    }
+
+    func enqueue(_ arrival: ArrivalQueue.Arrival) {
+        queue.push(arrival)
+        wakeContinuation.yield()
+    }
+
+    func handle(_ event: InboxWatcher.Event) {
+        switch event {
+        case .arrived(let folder, let name):
+            enqueue(.init(folder: folder, name: name))
+        case .folderAppeared(let folder, let name):
+            if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
+        case .overflow:
+            for index in configuration.inboxes.indices { scanInbox(index) }
+        case .folderGone(let folder):
+            if let fd = folders.removeValue(forKey: folder.path) { close(fd) }
+            if folder.mailbox == nil {
+                logger.warning("inbox folder went away; re-creating and watching it again", metadata: ["path": "\(folder.path)"])
+                watchInbox(folder.inbox)
+            }
+        }
+    }
+
+    /// Creates the inbox if needed, watches it, then scans it (in that order, so nothing that lands
+    /// between the two is missed).
+    func watchInbox(_ index: Int) {
+        let inbox = configuration.inboxes[index]
+        do {
+            try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
+            let folder = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
+            try watcher.watch(folder)
+            guard openFolder(folder.path) != nil else { return }
+        } catch {
+            logger.error("inbox cannot be watched: \(error)", metadata: ["path": "\(inbox.path)"])
+            return
+        }
+        scanInbox(index)
+    }
+
+    func scanInbox(_ index: Int) {
+        let inbox = configuration.inboxes[index]
+        let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
+        guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
+        var found = 0
+        for entry in DirectoryListing.entries(of: fd) {
+            if entry.isDirectory {
+                addMailbox(inbox: index, name: entry.name)
+            } else if !InboxNames.isInProgress(entry.name) {
+                enqueue(.init(folder: root, name: entry.name))
+                found += 1
+            }
+        }
+        if found > 0 { logger.info("scan found waiting files", metadata: ["path": "\(inbox.path)", "count": "\(found)"]) }
+    }
+
+    func addMailbox(inbox index: Int, name: [UInt8]) {
+        let mailbox = InboxNames.display(name)
+        guard DaemonConfiguration.isValidMailbox(mailbox), !InboxNames.isInProgress(name),
+              Array(mailbox.utf8) == name else {
+            logger.warning("folder ignored: its name cannot be a mailbox", metadata: ["name": "\(mailbox)"])
+            return
+        }
+        let path = configuration.inboxes[index].path + "/" + mailbox
+        let folder = WatchedFolder(inbox: index, mailbox: mailbox, path: path)
+        do {
+            try watcher.watch(folder)
+        } catch {
+            logger.error("mailbox cannot be watched: \(error)", metadata: ["path": "\(path)"])
+            return
+        }
+        guard let fd = folders[path] ?? openFolder(path) else { return }
+        for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {
+            enqueue(.init(folder: folder, name: entry.name))
+        }
+    }
+
+    func openFolder(_ path: String) -> Int32? {
+        if let fd = folders[path] { return fd }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            logger.error("folder cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(path)"])
+            return nil
+        }
+        folders[path] = fd
+        return fd
+    }
+
+    func process(_ batch: [ArrivalQueue.Arrival]) async {
+        guard let snapshot = routing?() else { return }
+        var deliveries: [DocumentDelivery] = []
+        var arrivals: [ArrivalQueue.Arrival] = []
+        for arrival in batch {
+            guard !InboxNames.isInProgress(arrival.name), let folderFD = folders[arrival.folder.path] else { continue }
+            let inbox = configuration.inboxes[arrival.folder.inbox]
+            let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
+            let display = InboxNames.display(arrival.name)
+            let path = arrival.folder.path + "/" + display
+            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize) {
+            case .failure(.vanished):
+                continue
+            case .failure(.directory):
+                if arrival.folder.mailbox == nil { addMailbox(inbox: arrival.folder.inbox, name: arrival.name) }
+                continue
+            case .failure(.unreadable(let code)):
+                logger.error("file cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(code)))"])
+                scheduleRetry(arrival)
+            case .failure(let refusal):
+                await quarantine(arrival, folder: folderFD, mailbox: mailbox, reason: "not delivered: \(refusal)")
+            case .success(let file):
+                if file.linkCount > 1 {
+                    close(file.descriptor)
+                    await quarantine(arrival, folder: folderFD, mailbox: mailbox,
+                                     reason: "not delivered: it has \(file.linkCount) hard links, so whoever dropped it may not own its content")
+                    continue
+                }
+                if await backend.alreadyDelivered(file, path: path) {
+                    // Its copy is committed; only the removal was lost (a crash). Finish that.
+                    close(file.descriptor)
+                    _ = arrival.name.withUnsafeBufferPointer { bytes in
+                        (Array(bytes) + [0]).withUnsafeBufferPointer { unlinkat(folderFD, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 0) }
+                    }
+                    continue
+                }
+                let classification = snapshot.engine.classify(filename: display, head: file.head)
+                guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
+                    close(file.descriptor)
+                    let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
+                    await quarantine(arrival, folder: folderFD, mailbox: mailbox,
+                                     reason: "no handler claims \(classification.contentType) (conforms to \(parents)); install one or set a default")
+                    continue
+                }
+                let container = handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier
+                deliveries.append(DocumentDelivery(
+                    source: file, sourceFolder: folderFD, sourceName: arrival.name, sourcePath: path,
+                    containerRoot: container, mailbox: mailbox, extensionChain: classification.extensionChain,
+                    contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
+                    owner: getuid() == 0 ? HandlerLauncher.resolve(handler.manifest.user).map { (uid: $0.0, gid: $0.1) } : nil,
+                    sourceApplication: inbox.sourceApplication,
+                    annotation: ["mailbox": .string(mailbox), "originalFilename": .string(display), "size": .integer(file.size)]))
+                arrivals.append(arrival)
+            }
+        }
+        guard !deliveries.isEmpty else { return }
+        let outcomes = await backend.deliver(deliveries)
+        var touched: Set<String> = []
+        for (index, outcome) in outcomes.enumerated() {
+            let delivery = deliveries[index]
+            close(delivery.source.descriptor)
+            switch outcome {
+            case .committed(let deliveryID, let finalPath, _):
+                deliveredCount += 1
+                attempts[arrivals[index]] = nil
+                touched.insert(delivery.bundleIdentifier)
+                logger.info("delivered", metadata: [
+                    "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
+                    "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
+                ])
+            case .failed(let message, let retryable):
+                logger.error("delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
+                    "bundle-id": "\(delivery.bundleIdentifier)", "path": "\(delivery.sourcePath)",
+                ])
+                if retryable { scheduleRetry(arrivals[index]) }
+            }
+        }
+        for bundle in touched.sorted() { await dispatcher?.committed(bundleIdentifier: bundle) }
+    }
+
+    func quarantine(_ arrival: ArrivalQueue.Arrival, folder: Int32, mailbox: String, reason: String) async {
+        do {
+            try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason)
+            logger.warning("quarantined: \(reason)", metadata: [
+                "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
+            ])
+        } catch {
+            logger.error("could not quarantine (\(reason)): \(error); will try again", metadata: ["path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))"])
+            scheduleRetry(arrival)
+        }
+    }
+
+    func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {
+        let count = (attempts[arrival] ?? 0) + 1
+        attempts[arrival] = count
+        let seconds = min(60, 1 << min(count - 1, 6))
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(seconds))
+            await self?.enqueue(arrival)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens a file with a client's file-system identity, so docrouted never reads for a client a
+/// file the client could not read itself.
+///
+/// On Linux the file-system uid and gid are per thread (`setfsuid`), so the open runs on a
+/// short-lived thread of its own that takes the peer's identity and drops it again. The peer's
+/// supplementary groups are not taken on, which can only refuse more, never allow more.
+enum PeerFileOpener {
+    static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
+        guard path.first == UInt8(ascii: "/") else { return .failure(.vanished) }
+        let folder = Array(path[..<(path.lastIndex(of: UInt8(ascii: "/")) ?? 0)])
+        let name = Array(path[(path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0)...])
+        let sameUser = peer.uid == geteuid()
+        guard sameUser || geteuid() == 0 else {
+            // Without root the daemon cannot take another identity; refuse rather than guess.
+            return .failure(.unreadable(errno: EACCES))
+        }
+        let result = NIOLockedResult()
+        let thread = Thread {
+            if !sameUser {
+                setfsgid(peer.gid)
+                setfsuid(peer.uid)
+            }
+            let folderPath = folder.isEmpty ? "/" : InboxNames.display(folder)
+            let directory = Glibc.open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directory < 0 {
+                result.set(.failure(errno == ENOENT ? .vanished : .unreadable(errno: errno)))
+            } else {
+                result.set(IntakeFile.open(name: name, in: directory, maxSize: maxSize))
+                close(directory)
+            }
+            if !sameUser {
+                setfsuid(0)
+                setfsgid(0)
+            }
+            result.signal()
+        }
+        thread.start()
+        return result.wait()
+    }
+
+    final class NIOLockedResult: @unchecked Sendable {
+        let semaphore = DispatchSemaphore(value: 0)
+        var value: Result<IntakeFile, IntakeFile.Refusal> = .failure(.vanished)
+        func set(_ value: Result<IntakeFile, IntakeFile.Refusal>) { self.value = value }
+        func signal() { semaphore.signal() }
+        func wait() -> Result<IntakeFile, IntakeFile.Refusal> {
+            semaphore.wait()
+            return value
+        }
+    }
+}
