@@ -4,6 +4,12 @@ public struct DaemonWelcome: Sendable, Hashable {
     public var protocolVersion: Int
     /// The daemon's name and version, such as `docrouted/1.0`.
     public var daemon: String
+
+    /// Creates a welcome.
+    public init(protocolVersion: Int, daemon: String) {
+        self.protocolVersion = protocolVersion
+        self.daemon = daemon
+    }
 }
 
 /// The daemon's `opened` reply: where an `open` was routed.
@@ -14,6 +20,13 @@ public struct OpenedDocument: Sendable, Hashable {
     public var bundleIdentifier: String
     /// The file's type; `nil` for a custom-scheme URL.
     public var contentType: String?
+
+    /// Creates an opened reply.
+    public init(deliveryID: String, bundleIdentifier: String, contentType: String?) {
+        self.deliveryID = deliveryID
+        self.bundleIdentifier = bundleIdentifier
+        self.contentType = contentType
+    }
 }
 
 /// The daemon's `status` reply.
@@ -24,6 +37,13 @@ public struct StatusReport: Sendable, Hashable {
     public var inboxes: [InboxStatus]
     /// Any further top-level fields the daemon sent for operators.
     public var extra: [String: JSONValue]
+
+    /// Creates a status report.
+    public init(handlers: [HandlerStatus], inboxes: [InboxStatus], extra: [String: JSONValue] = [:]) {
+        self.handlers = handlers
+        self.inboxes = inboxes
+        self.extra = extra
+    }
 
     /// The whole reply as a JSON object (without `type` and `id`), for printing as it came.
     public var jsonObject: [String: JSONValue] {
