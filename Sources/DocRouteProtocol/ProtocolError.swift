@@ -10,7 +10,7 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     /// The `id` of the request this error answers, if it could be read.
     public var requestID: String?
     /// A lower-level error that caused this one, if any.
-    public var cause: (any Error & Sendable)?
+    public var cause: (any Error)?
     /// Where in the source the error was created.
     public var file: String
     /// Where in the source the error was created.
@@ -21,7 +21,7 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
         code: ErrorCode,
         message: String,
         requestID: String? = nil,
-        cause: (any Error & Sendable)? = nil,
+        cause: (any Error)? = nil,
         file: String = #fileID,
         line: Int = #line
     ) {
@@ -37,7 +37,7 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     public static func badRequest(
         _ message: String,
         requestID: String? = nil,
-        cause: (any Error & Sendable)? = nil,
+        cause: (any Error)? = nil,
         file: String = #fileID,
         line: Int = #line
     ) -> ProtocolError {

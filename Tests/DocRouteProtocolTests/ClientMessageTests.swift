@@ -108,6 +108,27 @@ import Testing
         }
     }
 
+    @Test func lineTooLongIsABadRequestTheDaemonCanSend() {
+        let reply = DaemonMessage.error(ProtocolError.lineTooLong())
+        #expect(
+            text(reply.encodedLine())
+                == #"{"type":"error","code":"bad-request","message":"line longer than 1048576 bytes; a message must fit on one line of at most 1 MiB"}"#
+                + "\n")
+    }
+
+    @Test(arguments: [
+        ClientMessage.hello(protocol: 1, id: "h"),
+        .subscribe(id: nil, bundleIdentifier: "org.example.ünïcode"),
+        .ack(deliveryID: "d\"quoted\"", handled: true),
+        .open(id: "o", url: "file:///srv/a%20b.pdb", mailbox: "Boîte"),
+        .status(id: "s/1"),
+    ])
+    func everyRequestRoundTrips(_ message: ClientMessage) throws {
+        let line = message.encodedLine()
+        #expect(line.last == UInt8(ascii: "\n"))
+        #expect(try ClientMessage(decoding: line.dropLast()) == message)
+    }
+
     @Test func encodesOmittingAbsentOptionals() {
         #expect(text(ClientMessage.hello(protocol: 1).encodedLine()) == "{\"type\":\"hello\",\"protocol\":1}\n")
         #expect(

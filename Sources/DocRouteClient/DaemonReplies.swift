@@ -1,0 +1,68 @@
+/// The daemon's `welcome`.
+public struct DaemonWelcome: Sendable, Hashable {
+    /// The protocol version the daemon speaks.
+    public var protocolVersion: Int
+    /// The daemon's name and version, such as `docrouted/1.0`.
+    public var daemon: String
+
+    /// Creates a welcome.
+    public init(protocolVersion: Int, daemon: String) {
+        self.protocolVersion = protocolVersion
+        self.daemon = daemon
+    }
+}
+
+/// The daemon's `opened` reply: where an `open` was routed.
+public struct OpenedDocument: Sendable, Hashable {
+    /// The new delivery.
+    public var deliveryID: String
+    /// The handler it goes to.
+    public var bundleIdentifier: String
+    /// The file's type; `nil` for a custom-scheme URL.
+    public var contentType: String?
+
+    /// Creates an opened reply.
+    public init(deliveryID: String, bundleIdentifier: String, contentType: String?) {
+        self.deliveryID = deliveryID
+        self.bundleIdentifier = bundleIdentifier
+        self.contentType = contentType
+    }
+}
+
+/// The daemon's `status` reply.
+public struct StatusReport: Sendable, Hashable {
+    /// Every registered handler.
+    public var handlers: [HandlerStatus]
+    /// Every inbox folder.
+    public var inboxes: [InboxStatus]
+    /// Any further top-level fields the daemon sent for operators.
+    public var extra: [String: JSONValue]
+
+    /// Creates a status report.
+    public init(handlers: [HandlerStatus], inboxes: [InboxStatus], extra: [String: JSONValue] = [:]) {
+        self.handlers = handlers
+        self.inboxes = inboxes
+        self.extra = extra
+    }
+
+    /// The whole reply as a JSON object (without `type` and `id`), for printing as it came.
+    public var jsonObject: [String: JSONValue] {
+        var object = extra
+        object["handlers"] = .array(
+            handlers.map { handler in
+                var entry = handler.extra
+                entry["bundleIdentifier"] = .string(handler.bundleIdentifier)
+                entry["subscribed"] = .bool(handler.subscribed)
+                entry["pending"] = .integer(Int64(handler.pending))
+                return .object(entry)
+            })
+        object["inboxes"] = .array(
+            inboxes.map { inbox in
+                var entry = inbox.extra
+                entry["path"] = .string(inbox.path)
+                entry["mailboxes"] = .array(inbox.mailboxes.map(JSONValue.string))
+                return .object(entry)
+            })
+        return object
+    }
+}
