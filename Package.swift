@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -109,9 +110,18 @@ let package = Package(
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
+        .testTarget(
+            name: "DocRouteClientTests",
+            dependencies: [
+                "DocRouteClient", "DocRouteProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
         .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol"]),
+        // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
+        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "docrouted", "docroutectl"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,94 @@
+import ArgumentParser
+import DocRouteCore
+import DocRouteSystemd
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `docrouted`: the document-routing daemon. Runs in the foreground; systemd supervises it.
+@main
+struct DocRouted: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docrouted",
+        abstract: "Route files dropped in inbox folders to the handler that claims their type.",
+        discussion: "Without --config the embedded default configuration is used (paths under /var/lib/docroute, /run/docroute, /etc/docroute). SIGHUP reloads the handlers; SIGTERM stops gracefully.")
+
+    @Option(help: "The configuration file (TOML).")
+    var config: String?
+
+    @Flag(help: "Log to the systemd journal even when stderr is not connected to it.")
+    var journal = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    @Flag(help: "Check the configuration and the handlers, print what was found, and exit.")
+    var check = false
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level).bootstrap()
+        let logger = Logger(label: "docrouted")
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try config.map { path throws(ConfigurationError) in try DaemonConfiguration.load(path: path) } ?? DaemonConfiguration.embeddedDefault()
+        } catch {
+            FileHandle.standardError.write(Data("docrouted: configuration error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        if check {
+            print("configuration \(configuration.file) is valid: \(configuration.inboxes.count) inboxes, handlers in \(configuration.handlersDirectory)")
+            return
+        }
+        let activation: SocketActivation
+        let endpoint: SocketServer.Endpoint
+        do {
+            activation = try SocketActivation()
+            if let descriptor = try activation.descriptor() {
+                endpoint = .descriptor(descriptor)
+            } else {
+                try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                endpoint = .path(configuration.socket)
+            }
+        } catch {
+            logger.critical("the socket cannot be set up: \(error)")
+            throw ExitCode(1)
+        }
+        let backend = try LedgerBackend(configuration: configuration, logger: logger)
+        let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
+        let service = DaemonService(daemon: daemon, endpoint: endpoint, logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+}
+
+/// The daemon as a service-lifecycle service: start, serve until a shutdown signal, finish in-flight
+/// work, stop. SIGHUP reloads the handlers.
+struct DaemonService: Service {
+    let daemon: RoutingDaemon
+    let endpoint: SocketServer.Endpoint
+    let logger: Logger
+
+    func run() async throws {
+        try await daemon.start(listeningOn: endpoint)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    logger.info("SIGHUP: reloading handlers")
+                    await daemon.reload()
+                }
+            }
+            group.addTask {
+                await cancelWhenGracefulShutdown { await daemon.run() }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        logger.info("stopping: finishing the batch in hand")
+        await daemon.shutdown()
+    }
+}

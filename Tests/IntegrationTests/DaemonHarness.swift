@@ -1,0 +1,224 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the real `docrouted` binary on a temporary tree and talks to it over its real socket.
+final class DaemonHarness: @unchecked Sendable {
+    let root: String
+    let inbox: String
+    let containers: String
+    let quarantine: String
+    let handlers: String
+    let socket: String
+    let configPath: String
+    private(set) var process: Process?
+    let logPath: String
+
+    static var binDirectory: String {
+        // The test bundle sits in the build's bin folder, beside docrouted and docroutectl.
+        let argument = ProcessInfo.processInfo.arguments.first { $0.contains(".xctest") } ?? ProcessInfo.processInfo.arguments[0]
+        var directory = URL(fileURLWithPath: argument).deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.appendingPathComponent("docrouted").path) {
+            directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug")
+        }
+        return directory.path
+    }
+
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    init(extraConfig: String = "", sampleHandlers: Bool = true) throws {
+        var template = Array("/tmp/docroute-it-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
+        root = String(cString: made)
+        inbox = root + "/drop"
+        containers = root + "/containers"
+        quarantine = root + "/quarantine"
+        handlers = root + "/handlers.d"
+        // Unix socket paths are limited to 107 bytes; the temporary root is short.
+        socket = root + "/s.sock"
+        configPath = root + "/docroute.toml"
+        logPath = root + "/daemon.log"
+        try FileManager.default.createDirectory(atPath: handlers, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        if sampleHandlers {
+            for name in try FileManager.default.contentsOfDirectory(atPath: Self.repositoryRoot + "/config/handlers") {
+                try FileManager.default.copyItem(atPath: Self.repositoryRoot + "/config/handlers/" + name, toPath: handlers + "/" + name)
+            }
+        }
+        let config = """
+            socket = "\(socket)"
+            state_directory = "\(root)/state"
+            containers_directory = "\(containers)"
+            handlers_directory = "\(handlers)"
+            quarantine_directory = "\(quarantine)"
+            \(extraConfig)
+
+            [[inbox]]
+            path = "\(inbox)"
+            kind = "directory"
+            default_mailbox = "Inbox"
+            source_application = "com.apple.mobilemail"
+            """
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts the daemon and waits until its socket answers.
+    func start(environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/docrouted")
+        process.arguments = ["--config", configPath, "--log-level", "debug"]
+        var env = ProcessInfo.processInfo.environment
+        env["PATH"] = Self.binDirectory + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let client = try? LineClient(path: socket) {
+                client.close()
+                return
+            }
+            guard process.isRunning else { throw HarnessError("docrouted exited with \(process.terminationStatus):\n\(daemonLog)") }
+            usleep(20_000)
+        }
+        throw HarnessError("docrouted did not open its socket within 30 s:\n\(daemonLog)")
+    }
+
+    var daemonLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func signal(_ signal: Int32) {
+        if let process, process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
+    /// SIGKILL, as a crash would.
+    func crash() {
+        signal(SIGKILL)
+        process?.waitUntilExit()
+    }
+
+    func stop() {
+        signal(SIGTERM)
+        process?.waitUntilExit()
+    }
+
+    func remove() {
+        if process?.isRunning == true { crash() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Writes a file the way a careful sender does: a hidden temporary name, then a rename.
+    @discardableResult
+    func drop(_ name: String, _ bytes: [UInt8], mailbox: String? = nil) throws -> String {
+        let folder = mailbox.map { inbox + "/" + $0 } ?? inbox
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let temporary = folder + "/.incoming-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+        let final = folder + "/" + name
+        guard rename(temporary, final) == 0 else { throw HarnessError("rename failed: \(errno)") }
+        return final
+    }
+
+    func sandbox(_ bundle: String, mailbox: String = "Inbox") -> String {
+        containers + "/" + bundle + "/Documents/Inbox/" + mailbox
+    }
+
+    /// Waits until `path` exists (the daemon renames complete files into place, so existing means complete).
+    func waitFor(_ path: String, timeout: TimeInterval = 15) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if FileManager.default.fileExists(atPath: path) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    func waitUntil(timeout: TimeInterval = 15, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A protocol client written against PROTOCOL.md with nothing but a socket and a JSON parser.
+final class LineClient: @unchecked Sendable {
+    let fd: Int32
+    var buffer: [UInt8] = []
+
+    init(path: String, timeout: TimeInterval = 10) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw HarnessError("connect \(path): \(String(cString: strerror(code)))")
+        }
+        var interval = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ object: [String: Any]) throws {
+        var data = try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])
+        data.append(0x0A)
+        try sendRaw(Array(data))
+    }
+
+    func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw HarnessError("send: \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+
+    /// The next line as raw text, or nil on timeout or close.
+    func readLineText() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return String(decoding: line, as: UTF8.self)
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The next message as a JSON object, or nil on timeout or close.
+    func readMessage() -> [String: Any]? {
+        guard let text = readLineText(), let data = text.data(using: .utf8) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    func close() {
+        Glibc.close(fd)
+    }
+}
