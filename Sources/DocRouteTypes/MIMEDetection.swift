@@ -1,0 +1,35 @@
+/// The outcome of ``MIMEDatabase/detect(filename:head:options:)``: a type and why it was chosen.
+public struct MIMEDetection: Sendable, Hashable {
+    /// Which step of the spec's checking order settled the type.
+    public enum Method: String, Sendable, Hashable, CustomStringConvertible {
+        /// The file name: one type won the glob match, or content could not tell candidates apart.
+        case glob
+        /// A magic rule on the leading bytes (alone, or to choose among glob candidates).
+        case magic
+        /// Nothing matched and the leading bytes look like text: `text/plain`.
+        case textFallback
+        /// Nothing matched and the leading bytes look binary: `application/octet-stream`.
+        case binaryFallback
+
+        /// The raw value, e.g. `textFallback`.
+        public var description: String { rawValue }
+    }
+
+    /// The canonical (lowercase, alias-resolved) MIME type.
+    public var mimeType: String
+    /// Which step decided.
+    public var decidedBy: Method
+    /// The types left after glob ranking (best weight, then longest pattern), best first;
+    /// more than one means the name was ambiguous. Empty when no glob matched or the name was ignored.
+    public var globCandidates: [String]
+    /// The magic result, when magic sniffing ran and something matched.
+    public var magic: MIMEMagicMatch?
+
+    /// Creates a detection result.
+    public init(mimeType: String, decidedBy: Method, globCandidates: [String] = [], magic: MIMEMagicMatch? = nil) {
+        self.mimeType = mimeType
+        self.decidedBy = decidedBy
+        self.globCandidates = globCandidates
+        self.magic = magic
+    }
+}
