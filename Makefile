@@ -14,7 +14,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
 	python3 inotify-tools socat systemd file
 
-.PHONY: help deps build release run test bench clean install
+.PHONY: help deps build release run test chaos bench clean install
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
@@ -41,12 +41,22 @@ release: deps
 
 run: build
 	@scripts/make-run-config.sh "$(RUN_ROOT)"
-	$(BIN_DEBUG)/docroutectl handlers --handlers "$(RUN_ROOT)/etc/handlers.d"
-	$(BIN_DEBUG)/docroutectl type --handlers "$(RUN_ROOT)/etc/handlers.d" config/samples/*
+	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --handlers "$(RUN_ROOT)/etc/handlers.d" | sed 's/^/  /'
+	@echo "starting docrouted in the foreground (Ctrl-C stops it); socket $(RUN_ROOT)/run/docroute.sock"
+	PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
+	$(SWIFT) test --skip-build --parallel --num-workers 2
+
+# The long forms: 20,000-file crash test with ten restarts.
+chaos: deps
+	$(SWIFT) build --build-tests
+	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
+
+install: release
+	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/docroute-bench all

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/fsuid.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -41,3 +42,6 @@ const uint32_t docroute_in_ignored = IN_IGNORED;
 const uint32_t docroute_in_onlydir = IN_ONLYDIR;
 const uint32_t docroute_in_dont_follow = IN_DONT_FOLLOW;
 const uint32_t docroute_in_excl_unlink = IN_EXCL_UNLINK;
+
+int docroute_set_fs_uid(uint32_t uid) { return setfsuid(uid); }
+int docroute_set_fs_gid(uint32_t gid) { return setfsgid(gid); }

@@ -1,3 +1,4 @@
+import CDocRouteShim
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -22,8 +23,8 @@ enum PeerFileOpener {
         let result = NIOLockedResult()
         let thread = Thread {
             if !sameUser {
-                setfsgid(peer.gid)
-                setfsuid(peer.uid)
+                _ = docroute_set_fs_gid(peer.gid)
+                _ = docroute_set_fs_uid(peer.uid)
             }
             let folderPath = folder.isEmpty ? "/" : InboxNames.display(folder)
             let directory = Glibc.open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -34,8 +35,8 @@ enum PeerFileOpener {
                 close(directory)
             }
             if !sameUser {
-                setfsuid(0)
-                setfsgid(0)
+                _ = docroute_set_fs_uid(0)
+                _ = docroute_set_fs_gid(0)
             }
             result.signal()
         }

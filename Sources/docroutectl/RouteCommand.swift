@@ -31,7 +31,7 @@ struct RouteCommand: ParsableCommand {
             case .success(let typed): classification = typed
             case .failure(let message):
                 // A name alone still routes (what would happen if such a file arrived).
-                guard message == "no such file" else { throw ValidationError("\(path): \(message)") }
+                guard message.description == "no such file" else { throw ValidationError("\(path): \(message)") }
                 classification = engine.classify(filename: (path as NSString).lastPathComponent)
             }
             contentType = classification.contentType

@@ -53,7 +53,7 @@ struct TypeCommand: ParsableCommand {
                 entry["innerContentType"] = JSONOutput.orNull(classification.innerContentType)
                 entry["decidedBy"] = classification.decidedBy.rawValue
             case .failure(let message):
-                entry["error"] = message
+                entry["error"] = message.description
                 failed = true
             }
             results.append(entry)
@@ -81,15 +81,20 @@ struct TypeCommand: ParsableCommand {
 
 /// Types one path from the command line the way intake does: no link games, no blocking.
 enum FileTyping {
-    static func type(path: String, engine: TypeEngine) -> Result<TypeClassification, String> {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func type(path: String, engine: TypeEngine) -> Result<TypeClassification, Failure> {
         let directory = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { return .failure("cannot open its folder: \(String(cString: strerror(errno)))") }
+        guard directory >= 0 else { return .failure(Failure("cannot open its folder: \(String(cString: strerror(errno)))")) }
         defer { close(directory) }
         let name = Array((path as NSString).lastPathComponent.utf8)
         // The command follows a link the user names (it is their own file); intake never does.
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
-            guard let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return .failure("a dangling symbolic link") }
+            guard let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return .failure(Failure("a dangling symbolic link")) }
             let target = resolved.hasPrefix("/") ? resolved : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(resolved)
             return type(path: target, engine: engine).map { $0 }
         }
@@ -98,11 +103,11 @@ enum FileTyping {
             defer { close(file.descriptor) }
             return .success(engine.classify(filename: (path as NSString).lastPathComponent, head: file.head))
         case .failure(.directory):
-            return .failure("is a directory")
+            return .failure(Failure("is a directory"))
         case .failure(.vanished):
-            return .failure("no such file")
+            return .failure(Failure("no such file"))
         case .failure(let refusal):
-            return .failure("\(refusal)")
+            return .failure(Failure("\(refusal)"))
         }
     }
 }

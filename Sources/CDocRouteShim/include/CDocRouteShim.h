@@ -35,4 +35,8 @@ extern const uint32_t docroute_in_onlydir;
 extern const uint32_t docroute_in_dont_follow;
 extern const uint32_t docroute_in_excl_unlink;
 
+/// setfsuid/setfsgid: per-thread file-system identity (Linux). Return the previous id.
+int docroute_set_fs_uid(uint32_t uid);
+int docroute_set_fs_gid(uint32_t gid);
+
 #endif

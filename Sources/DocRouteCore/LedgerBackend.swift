@@ -1,0 +1,167 @@
+import DocRouteProtocol
+import Foundation
+import Logging
+import NIOPosix
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's ``DeliveryBackend``: the SQLite ledger, group-committed sandbox copies and the
+/// quarantine, with their blocking system calls run on a thread pool, off the async executors.
+public final class LedgerBackend: DeliveryBackend {
+    let configuration: DaemonConfiguration
+    let ledger: DeliveryLedger
+    let batch: DeliveryBatch
+    let quarantineFolder: Quarantine
+    let pool: NIOThreadPool
+    let logger: Logger
+
+    public init(configuration: DaemonConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
+        batch = DeliveryBatch(ledger: ledger, logger: logger)
+        quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.runIfActive(body)
+    }
+
+    public func recover() async throws {
+        let containers = configuration.containersDirectory
+        _ = try await blocking { [batch] in
+            let roots = ((try? FileManager.default.contentsOfDirectory(atPath: containers)) ?? []).map { FilePath(containers + "/" + $0) }
+            return try batch.recover(containerRoots: roots).committed.count
+        }
+        _ = quarantineFolder.removeTemporaries()
+    }
+
+    public func deliver(_ documents: [DocumentDelivery]) async -> [DocumentDeliveryOutcome] {
+        let requests = documents.map { document in
+            DeliveryBatch.Request(
+                source: FileDescriptor(rawValue: document.source.descriptor),
+                sourceStatus: SystemCall.FileStatus(
+                    device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
+                    linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
+                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
+                sourcePath: FilePath(document.sourcePath),
+                sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
+                sourceName: FilePath.Component(platformString: document.sourceName.map { CChar(bitPattern: $0) } + [0]) ?? FilePath.Component("document")!,
+                keepSource: document.sourceFolder == nil,
+                containerRoot: FilePath(document.containerRoot),
+                mailbox: document.mailbox,
+                owner: document.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
+                originalName: InboxNames.display(document.sourceName),
+                extensionChain: document.extensionChain,
+                contentType: document.contentType,
+                bundleIdentifier: document.bundleIdentifier,
+                sourceApplication: document.sourceApplication,
+                annotation: Self.json(document.annotation))
+        }
+        do {
+            let outcomes = try await blocking { [batch] in batch.deliver(requests) }
+            return outcomes.map { outcome in
+                switch outcome {
+                case .committed(let record):
+                    return .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "", sequence: record.sequence)
+                case .failed(let error):
+                    return .failed(message: "\(error)", retryable: error.isRetryable)
+                }
+            }
+        } catch {
+            return documents.map { _ in .failed(message: "the delivery worker is stopped: \(error)", retryable: true) }
+        }
+    }
+
+    public func alreadyDelivered(_ file: IntakeFile, path: String) async -> Bool {
+        let found = try? await blocking { [ledger] in
+            try ledger.findDelivered(sourceDevice: file.device, sourceInode: file.inode, sourceSize: file.size,
+                                     sourceMtimeNs: file.modificationTimeNanoseconds, sourcePath: FilePath(path)) != nil
+        }
+        return found ?? false
+    }
+
+    public func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {
+        let record = try await blocking { [ledger] in
+            try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication)
+        }
+        return (record.deliveryID.uuidString.lowercased(), record.sequence)
+    }
+
+    public func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws {
+        let quarantine = quarantineFolder
+        let directory = configuration.quarantineDirectory
+        try await blocking {
+            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, quarantine: quarantine)
+        }
+    }
+
+    public func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
+        let records = try await blocking { [ledger] in try ledger.pending(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit) }
+        return records.compactMap { record in
+            guard let event = Self.event(for: record) else { return nil }
+            return OwedDelivery(sequence: record.sequence, event: event)
+        }
+    }
+
+    public func owedCount(bundleIdentifier: String) async throws -> Int {
+        try await blocking { [ledger] in try ledger.pendingCount(bundleIdentifier: bundleIdentifier) }
+    }
+
+    public func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
+        var groups: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
+        for ack in acknowledgements {
+            guard let id = UUID(uuidString: ack.deliveryID) else { continue }
+            groups["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
+        }
+        try await blocking { [ledger] in
+            for group in groups.values {
+                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
+            }
+        }
+    }
+
+    public func statistics() async -> [String: JSONValue] {
+        guard let stats = try? await blocking({ [ledger] in try ledger.stats() }) else { return [:] }
+        var byHandler: [String: JSONValue] = [:]
+        for (bundle, counts) in stats.counts {
+            var entry: [String: JSONValue] = [:]
+            for (state, count) in counts { entry[state.rawValue] = .integer(Int64(count)) }
+            entry["deliveredToday"] = .integer(Int64(stats.deliveredTodayByHandler[bundle] ?? 0))
+            byHandler[bundle] = .object(entry)
+        }
+        return ["deliveredToday": .integer(Int64(stats.deliveredToday)), "ledger": .object(byHandler)]
+    }
+
+    static func event(for record: LedgerRecord) -> DocumentEvent? {
+        var annotation: [String: PropertyListValue] = [:]
+        if let text = record.annotation, let data = text.data(using: .utf8),
+           let object = try? JSONDecoder().decode([String: PropertyListValue].self, from: data) {
+            annotation = object
+        }
+        let id = record.deliveryID.uuidString.lowercased()
+        switch record.kind {
+        case .url:
+            guard let url = record.url else { return nil }
+            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: false, sourceApplication: record.sourceApplication, annotation: annotation)
+        case .file:
+            guard let path = record.finalPath, let url = try? FileURL.string(forAbsolutePath: Array(path.utf8)) else { return nil }
+            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: true, contentType: record.contentType,
+                                 mailbox: record.mailbox, sourceApplication: record.sourceApplication, annotation: annotation)
+        }
+    }
+
+    static func json(_ annotation: [String: PropertyListValue]) -> String? {
+        guard let data = try? JSONEncoder().encode(annotation) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
