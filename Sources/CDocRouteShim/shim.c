@@ -10,6 +10,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(__linux__)
+#include <linux/openat2.h>
+#endif
+
 int docroute_peer_credentials_get(int fd, docroute_peer_credentials *out) {
     struct ucred cred;
     socklen_t len = sizeof(cred);
@@ -28,6 +32,28 @@ int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, c
 
 ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len) {
     return copy_file_range(fd_in, NULL, fd_out, NULL, len, 0);
+}
+
+ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len) {
+    return copy_file_range(fd_in, (loff_t *)off_in, fd_out, (loff_t *)off_out, len, 0);
+}
+
+int docroute_syncfs(int fd) {
+    return syncfs(fd);
+}
+
+int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode) {
+#if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+    struct open_how how = {
+        .flags = (uint64_t)flags,
+        .mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode : 0,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 const uint32_t docroute_in_close_write = IN_CLOSE_WRITE;

@@ -21,6 +21,18 @@ int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, c
 /// copy_file_range(2) without offsets: copies from the current positions.
 ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
 
+/// copy_file_range(2) with explicit offsets (either may be NULL to use and advance the file position).
+ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
+
+/// syncfs(2): writes back everything dirty on the file system holding `fd`, in one call.
+/// Needs _GNU_SOURCE, which Swift's Glibc import does not define.
+int docroute_syncfs(int fd);
+
+/// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens `path` below
+/// `dirfd` and fails (ELOOP or EXDEV) rather than follow any symbolic link or leave `dirfd`.
+/// Fails with ENOSYS where the kernel (before 5.6) or a seccomp filter lacks openat2.
+int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode);
+
 /// The inotify mask bits, as plain constants Swift can import.
 extern const uint32_t docroute_in_close_write;
 extern const uint32_t docroute_in_moved_to;

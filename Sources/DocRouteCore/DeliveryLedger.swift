@@ -1,0 +1,265 @@
+import Foundation
+import GRDB
+import Logging
+import SystemPackage
+
+/// The durable record of every delivery: what is owed to which handler, in which order.
+///
+/// SQLite in WAL mode at `<state directory>/ledger.sqlite`, with `synchronous = FULL`: a
+/// transaction is on disk when its commit returns. (`NORMAL` in WAL mode only syncs at checkpoints:
+/// a power cut could then forget a commit after the source was already removed from its inbox,
+/// and a file would sit in a sandbox that no handler is ever told about. A batch commits two or
+/// three times whatever its size, so the flush per commit costs little.)
+///
+/// All methods block on SQLite; call them from a thread that may block. They throw
+/// ``DeliveryError`` (`ledger`, or `noSpace` when the disk is full).
+public final class DeliveryLedger: Sendable {
+    /// The database file.
+    public let path: FilePath
+    let pool: DatabasePool
+    let logger: Logger
+
+    /// The file name below the state directory.
+    public static let fileName = "ledger.sqlite"
+
+    /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it.
+    public convenience init(stateDirectory: FilePath, logger: Logger) throws {
+        try Self.makeDirectory(stateDirectory)
+        try self.init(path: stateDirectory.appending(Self.fileName), logger: logger)
+    }
+
+    /// Opens (creating if needed) the ledger at `path` and migrates it.
+    public init(path: FilePath, logger: Logger) throws {
+        self.path = path
+        self.logger = logger
+        var configuration = Configuration()
+        configuration.label = "DeliveryLedger"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        // A reader never waits for the writer in WAL mode; writers wait for each other briefly.
+        configuration.busyMode = .timeout(10)
+        do {
+            pool = try DatabasePool(path: path.string, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw Self.ledgerError("open the delivery ledger \(path.string)", error)
+        }
+    }
+
+    private static func makeDirectory(_ directory: FilePath) throws {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory.string, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o750])
+        } catch {
+            throw DeliveryError(
+                code: .ledger,
+                message: "Cannot create the state directory \(directory.string): \(error). Create it (systemd's StateDirectory= does) and make it writable for docrouted.",
+                path: directory.string, cause: error)
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("deliveries") { db in
+            // `id` is the staging order; `sequence` the commit order, given at commit from
+            // `ledgerSequence` so that it only ever grows, even when a URL is committed while a
+            // batch of files is staged or old rows are removed.
+            try db.execute(sql: """
+                CREATE TABLE delivery (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    deliveryID TEXT NOT NULL UNIQUE,
+                    sequence INTEGER UNIQUE,
+                    bundleIdentifier TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('file', 'url')),
+                    url TEXT,
+                    mailbox TEXT,
+                    originalName TEXT,
+                    extensionChain TEXT,
+                    containerPath TEXT,
+                    finalPath TEXT,
+                    finalDevice INTEGER,
+                    finalInode INTEGER,
+                    temporaryPath TEXT,
+                    contentType TEXT,
+                    size INTEGER,
+                    sha256 TEXT,
+                    sourceApplication TEXT,
+                    annotation TEXT,
+                    state TEXT NOT NULL CHECK (state IN ('staged', 'committed', 'acknowledged', 'declined')),
+                    sourcePath BLOB,
+                    sourceDevice INTEGER,
+                    sourceInode INTEGER,
+                    sourceSize INTEGER,
+                    sourceMtimeNs INTEGER,
+                    messageID TEXT,
+                    partPath TEXT,
+                    createdAt DATETIME NOT NULL,
+                    committedAt DATETIME,
+                    acknowledgedAt DATETIME,
+                    sourceRemovedAt DATETIME
+                );
+                CREATE INDEX delivery_pending ON delivery (bundleIdentifier, sequence) WHERE state = 'committed';
+                CREATE INDEX delivery_handler_state ON delivery (bundleIdentifier, state);
+                CREATE INDEX delivery_staged ON delivery (id) WHERE state = 'staged';
+                CREATE INDEX delivery_source ON delivery (sourceDevice, sourceInode) WHERE sourceInode IS NOT NULL;
+                CREATE INDEX delivery_source_kept ON delivery (id)
+                    WHERE kind = 'file' AND state <> 'staged' AND sourceRemovedAt IS NULL;
+                CREATE INDEX delivery_message ON delivery (messageID, partPath) WHERE messageID IS NOT NULL;
+                CREATE INDEX delivery_committed_at ON delivery (committedAt);
+                CREATE TABLE ledgerSequence (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    last INTEGER NOT NULL
+                );
+                INSERT INTO ledgerSequence (id, last) VALUES (1, 0);
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: Errors
+
+    static func ledgerError(_ doing: String, _ error: any Error, file: String = #fileID, line: Int = #line) -> DeliveryError {
+        if let error = error as? DeliveryError { return error }
+        let code: DeliveryError.Code
+        switch (error as? DatabaseError)?.resultCode {
+        case .SQLITE_FULL?: code = .noSpace
+        case .SQLITE_READONLY?: code = .readOnly
+        default: code = .ledger
+        }
+        return DeliveryError(
+            code: code,
+            message: "Could not \(doing): \(error). \(DeliveryError.advice(for: code))",
+            cause: error, file: file, line: line)
+    }
+
+    func write<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw Self.ledgerError(doing, error, file: file, line: line)
+        }
+    }
+
+    func read<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw Self.ledgerError(doing, error, file: file, line: line)
+        }
+    }
+
+    // MARK: Handlers' side
+
+    /// Committed, unacknowledged deliveries of a handler with a sequence above `sequence`, oldest
+    /// first: what it is owed, in the order the copies were committed.
+    public func pending(bundleIdentifier: String, after sequence: Int64 = 0, limit: Int = 100) throws -> [LedgerRecord] {
+        try read("read pending deliveries") { db in
+            try LedgerRecord.fetchAll(db, sql: """
+                SELECT * FROM delivery
+                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
+                ORDER BY sequence LIMIT ?
+                """, arguments: [bundleIdentifier, sequence, limit])
+        }
+    }
+
+    /// How many committed deliveries a handler has not acknowledged.
+    public func pendingCount(bundleIdentifier: String) throws -> Int {
+        try read("count pending deliveries") { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
+                             arguments: [bundleIdentifier]) ?? 0
+        }
+    }
+
+    /// Records that a handler took (`handled`) or declined deliveries, all in one transaction.
+    ///
+    /// - Returns: the ids that are unknown, not this handler's, or not yet committed (the protocol
+    ///   answers `not-found` for those). Acknowledging an acknowledged delivery again changes
+    ///   nothing and is not an error.
+    @discardableResult
+    public func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
+        guard !deliveryIDs.isEmpty else { return [] }
+        let newState = handled ? LedgerRecord.State.acknowledged : .declined
+        return try write("record acknowledgements") { db in
+            var unknown: [UUID] = []
+            let update = try db.cachedStatement(sql: """
+                UPDATE delivery SET state = ?, acknowledgedAt = ?
+                WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
+                """)
+            let check = try db.cachedStatement(sql: """
+                SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+                """)
+            for deliveryID in deliveryIDs {
+                try update.execute(arguments: [newState.rawValue, date, deliveryID.uuidString, bundleIdentifier])
+                if db.changesCount == 0,
+                   try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
+                    unknown.append(deliveryID)
+                }
+            }
+            return unknown
+        }
+    }
+
+    /// Records a custom-scheme URL delivery, committed at once.
+    public func recordURL(
+        bundleIdentifier: String,
+        url: String,
+        sourceApplication: String? = nil,
+        annotation: String? = nil,
+        deliveryID: UUID = UUID(),
+        at date: Date = Date()
+    ) throws -> LedgerRecord {
+        var record = LedgerRecord(
+            deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, kind: .url, url: url,
+            sourceApplication: sourceApplication, annotation: annotation, state: .committed,
+            createdAt: date, committedAt: date)
+        record.sequence = try write("record a URL delivery") { db in
+            try Self.insert([record], db)
+            return try Self.commit([deliveryID], db, at: date)[deliveryID] ?? 0
+        }
+        return record
+    }
+
+    /// One delivery by its id, in any state.
+    public func record(deliveryID: UUID) throws -> LedgerRecord? {
+        try read("read a delivery") { db in
+            try LedgerRecord.fetchOne(db, sql: "SELECT * FROM delivery WHERE deliveryID = ?", arguments: [deliveryID.uuidString])
+        }
+    }
+
+    // MARK: Sources
+
+    /// The committed (or later) delivery of exactly this source file, if there is one: a source
+    /// whose copy was committed but whose removal a crash undid must be removed, not delivered
+    /// again. Device, inode, size, modification time and path must all match.
+    public func findDelivered(
+        sourceDevice: UInt64,
+        sourceInode: UInt64,
+        sourceSize: Int64,
+        sourceMtimeNs: Int64,
+        sourcePath: FilePath
+    ) throws -> LedgerRecord? {
+        try read("look up a source") { db in
+            try LedgerRecord.fetchOne(db, sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged'
+                ORDER BY id DESC LIMIT 1
+                """, arguments: [
+                    Int64(bitPattern: sourceDevice), Int64(bitPattern: sourceInode), sourceSize, sourceMtimeNs,
+                    LedgerRecord.bytes(of: sourcePath),
+                ])
+        }
+    }
+
+    /// The committed (or later) delivery of a mail attachment, if there is one.
+    public func findDelivered(messageID: String, partPath: String) throws -> LedgerRecord? {
+        try read("look up a mail attachment") { db in
+            try LedgerRecord.fetchOne(db, sql: """
+                SELECT * FROM delivery WHERE messageID = ? AND partPath = ? AND state <> 'staged'
+                ORDER BY id DESC LIMIT 1
+                """, arguments: [messageID, partPath])
+        }
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import SystemPackage
+import Testing
+@testable import DocRouteCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct DeliveryBatchTests {
+    let mailbox = "Documents/Inbox/Mail"
+
+    @Test func twoHundredSmallFilesArriveWholeInOrderAndLeaveTheInbox() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        var names: [String] = []
+        for index in 0..<200 {
+            let name = String(format: "file-%03d.pdb", index)
+            names.append(name)
+            try scratch.write("inbox/\(name)", Fixtures.content(index, size: 100 + index * 37))
+        }
+        try scratch.write("inbox/abc.txt", "abc")
+        names.append("abc.txt")
+        let requests = try names.map { try inbox.request($0, container: container) }
+        let ledger = try Fixtures.ledger(scratch)
+        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+
+        let outcomes = batch.deliver(requests)
+
+        #expect(outcomes.compactMap(\.error).map(\.description) == [])
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == names.sorted())
+        for (index, name) in names.dropLast().enumerated() {
+            let sameBytes = scratch.read("containers/com.example.viewer/\(mailbox)/\(name)") == Fixtures.content(index, size: 100 + index * 37)
+            #expect(sameBytes, "\(name) differs")
+        }
+        #expect(scratch.list("inbox") == [])
+        // SHA-256 of "abc" (FIPS 180-2 example).
+        #expect(outcomes.last?.record?.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+
+        let pending = try ledger.pending(bundleIdentifier: "com.example.viewer", limit: 1000)
+        #expect(pending.map(\.originalName) == names)
+        #expect(pending.map(\.sequence) == Array(1...201))
+        #expect(pending.allSatisfy { $0.state == .committed && $0.temporaryPath == nil && $0.sourceRemovedAt != nil })
+        #expect(pending.map(\.finalPath) == names.map { container.appending(mailbox).appending($0).string })
+        #expect(pending.map(\.deliveryID) == requests.map(\.deliveryID))
+        #expect(pending[1].annotation == #"{"mailbox":"Mail","originalFilename":"file-001.pdb","size":137}"#)
+        #expect(pending[1].size == 137)
+        #expect(pending[1].eventURL == "file://" + container.appending(mailbox).appending("file-001.pdb").string)
+        #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 201)
+    }
+
+    @Test func filesAreReadableByTheirHandlerOnly() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/a.txt", "a")
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        var request = try inbox.request("a.txt", container: container)
+        let owner = SandboxWriter.Owner(userID: 4242, groupID: 4343)
+        request.owner = owner
+        #expect(batch.deliver([request]).first?.error == nil)
+
+        var status = stat()
+        #expect(stat(container.appending("\(mailbox)/a.txt").string, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o640)
+        if geteuid() == 0 {
+            #expect((status.st_uid, status.st_gid) == (4242, 4343))
+            for folder in ["Documents", "Documents/Inbox", mailbox] {
+                #expect(stat(container.appending(folder).string, &status) == 0)
+                #expect((status.st_uid, status.st_gid) == (4242, 4343), "\(folder) not given to the handler")
+            }
+        }
+    }
+
+    /// A handler replaced a folder of its sandbox with a link to somewhere else: nothing is
+    /// written there, the error says so, and the other handler's file in the batch arrives.
+    @Test(arguments: ["Documents", "Documents/Inbox", "Documents/Inbox/Mail"])
+    func aSymbolicLinkInTheSandboxIsRefused(replaced: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let evil = try scratch.folder("containers/com.example.evil")
+        let good = try scratch.folder("containers/com.example.good")
+        let elsewhere = try scratch.folder("elsewhere")
+        try scratch.folder("containers/com.example.evil/" + replaced.split(separator: "/").dropLast().joined(separator: "/"))
+        try FileManager.default.createSymbolicLink(atPath: evil.appending(replaced).string, withDestinationPath: elsewhere.string)
+        try scratch.folder("elsewhere/Inbox/Mail")
+        try scratch.folder("elsewhere/Mail")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/one.pdb", "one")
+        try scratch.write("inbox/two.pdb", "two")
+        try scratch.write("inbox/three.pdb", "three")
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+
+        let outcomes = batch.deliver([
+            try inbox.request("one.pdb", container: evil, bundle: "com.example.evil"),
+            try inbox.request("two.pdb", container: good, bundle: "com.example.good"),
+            try inbox.request("three.pdb", container: evil, bundle: "com.example.evil"),
+        ])
+
+        #expect(outcomes.map { $0.error?.code } == [.symbolicLink, nil, .symbolicLink])
+        #expect(outcomes[0].error?.path == evil.appending(replaced).string)
+        #expect(outcomes[0].error?.message.contains("symbolic link") == true)
+        #expect(scratch.allFiles("elsewhere") == [])
+        #expect(scratch.read("containers/com.example.good/\(mailbox)/two.pdb") == Array("two".utf8))
+        #expect(scratch.list("inbox") == ["one.pdb", "three.pdb"])
+        #expect(try batch.ledger.pendingCount(bundleIdentifier: "com.example.evil") == 0)
+    }
+
+    @Test func takenNamesGetACounterBeforeTheChain() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        try scratch.write("containers/com.example.viewer/\(mailbox)/1abc.pdb", "already there")
+        try scratch.write("containers/com.example.viewer/\(mailbox)/1abc-2.pdb", "also there")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.folder("inbox/a")
+        try scratch.folder("inbox/b")
+        try scratch.write("inbox/1abc.pdb", "first")
+        try scratch.write("inbox/1abc.pdb.gz", "gz")
+        let inboxA = try TestInbox(scratch.path("inbox/a"))
+        let inboxB = try TestInbox(scratch.path("inbox/b"))
+        defer { inboxA.close(); inboxB.close() }
+        try scratch.write("inbox/a/1abc.pdb", "second")
+        try scratch.write("inbox/b/1abc.pdb", "third")
+        try scratch.write("containers/com.example.viewer/\(mailbox)/1abc.pdb.gz", "old gz")
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+
+        let outcomes = batch.deliver([
+            try inbox.request("1abc.pdb", container: container),
+            try inboxA.request("1abc.pdb", container: container),
+            try inbox.request("1abc.pdb.gz", container: container, chain: ".pdb.gz"),
+            try inboxB.request("1abc.pdb", container: container),
+        ])
+
+        #expect(outcomes.map { $0.record.flatMap { $0.finalPath.map { FilePath($0).lastComponent!.string } } }
+                == ["1abc-1.pdb", "1abc-3.pdb", "1abc-1.pdb.gz", "1abc-4.pdb"])
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/1abc.pdb") == Array("already there".utf8))
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/1abc-3.pdb") == Array("second".utf8))
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/1abc-4.pdb") == Array("third".utf8))
+    }
+
+    /// The handler creates a file under the chosen name after the rows were staged and before
+    /// the rename: the copy takes the next name, the ledger says so, the handler's file is intact.
+    @Test func aNameTakenBetweenNamingAndRenameGetsTheNextCounter() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/1abc.pdb", "ours")
+        let ledger = try Fixtures.ledger(scratch)
+        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+
+        let outcomes = batch.deliver([try inbox.request("1abc.pdb", container: container)], stoppingAfter: nil) {
+            try? scratch.write("containers/com.example.viewer/\(mailbox)/1abc.pdb", "the handler's")
+            try? scratch.write("containers/com.example.viewer/\(mailbox)/1abc-1.pdb", "the handler's too")
+        }
+
+        let record = try #require(outcomes.first?.record)
+        #expect(record.finalPath == container.appending("\(mailbox)/1abc-2.pdb").string)
+        #expect(try ledger.record(deliveryID: record.deliveryID)?.finalPath == record.finalPath)
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/1abc.pdb") == Array("the handler's".utf8))
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/1abc-2.pdb") == Array("ours".utf8))
+        #expect(scratch.list(mailbox.isEmpty ? "" : "containers/com.example.viewer/\(mailbox)").count == 3)
+    }
+
+    /// The intake has the source open; someone removes its name before delivery. The open
+    /// descriptor still holds every byte, so it is delivered whole.
+    @Test func aSourceRemovedAfterOpeningIsStillDeliveredWhole() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/gone.bin", Fixtures.content(1, size: 300_000))
+        let request = try inbox.request("gone.bin", container: container)
+        try FileManager.default.removeItem(atPath: scratch.path("inbox/gone.bin").string)
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+
+        let outcome = try #require(batch.deliver([request]).first)
+
+        #expect(outcome.error == nil)
+        let sameBytes = scratch.read("containers/com.example.viewer/\(mailbox)/gone.bin") == Fixtures.content(1, size: 300_000)
+        #expect(sameBytes)
+        #expect(outcome.record?.size == 300_000)
+    }
+
+    /// A source that shrinks or grows between opening and the end of its copy is still being
+    /// written: it is not delivered (no partial copy, no temporary left) and stays in the inbox,
+    /// to be delivered once the writer closes it.
+    @Test(arguments: [-1000, 1000])
+    func aSourceChangingDuringTheCopyIsNotDelivered(delta: Int) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/growing.bin", Fixtures.content(2, size: 500_000))
+        try scratch.write("inbox/steady.bin", "steady")
+        let requests = [try inbox.request("growing.bin", container: container), try inbox.request("steady.bin", container: container)]
+        #expect(truncate(scratch.path("inbox/growing.bin").string, off_t(500_000 + delta)) == 0)
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+
+        let outcomes = batch.deliver(requests)
+
+        #expect(outcomes.map { $0.error?.code } == [.changed, nil])
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == ["steady.bin"])
+        #expect(scratch.list("inbox") == ["growing.bin"])
+    }
+
+    @Test func aFolderIsNotDelivered() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.folder("inbox/sub.pdb")
+        let outcome = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            .deliver([try inbox.request("sub.pdb", container: container)])
+        #expect(outcome.first?.error?.code == .notRegularFile)
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == [])
+    }
+
+    @Test func aSourceNameThatIsNotUTF8IsDeliveredAndRemoved() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        // "café.txt" in Latin-1.
+        let raw: [CChar] = [0x63, 0x61, 0x66, CChar(bitPattern: 0xE9), 0x2E, 0x74, 0x78, 0x74, 0]
+        let component = try #require(FilePath.Component(platformString: raw))
+        let descriptor = try SystemCall.open(component, in: inbox.directory, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, describing: "latin-1 name")
+        try Array("menu".utf8).withUnsafeBytes { try SystemCall.writeAll(descriptor, $0, describing: "latin-1 name") }
+        SystemCall.close(descriptor)
+        let ledger = try Fixtures.ledger(scratch)
+
+        let outcome = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+            .deliver([try inbox.request(component: component, container: container, chain: ".txt")])
+
+        #expect(outcome.first?.error == nil)
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/caf\u{FFFD}.txt") == Array("menu".utf8))
+        #expect(scratch.list("inbox") == [])
+        #expect(outcome.first?.record?.sourcePath == inbox.path.appending(component))
+        #expect(try ledger.pending(bundleIdentifier: "com.example.viewer").first?.sourcePath == inbox.path.appending(component))
+    }
+
+    @Test func mailAnnotationsKeepTheirEntries() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/1abc.pdb", "pdb")
+        let extra = #"{"from":"brad@sunsetlakesoftware.com","subject":"A \"molecule\"","messageID":"<1@x>","size":"wrong"}"#
+        let outcome = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            .deliver([try inbox.request("1abc.pdb", container: container, annotation: extra)])
+        let annotation = try #require(outcome.first?.record?.annotation)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(annotation.utf8)) as? [String: Any])
+        #expect(object["from"] as? String == "brad@sunsetlakesoftware.com")
+        #expect(object["subject"] as? String == "A \"molecule\"")
+        #expect(object["mailbox"] as? String == "Mail")
+        #expect(object["originalFilename"] as? String == "1abc.pdb")
+        #expect(object["size"] as? Int == 3)
+    }
+
+    @Test func aFullDiskFailsOnlyTheFileThatDoesNotFit() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        guard geteuid() == 0 else {
+            // Filling a real file system without root is not something a test should do.
+            print("skipped: needs root to mount a 1 MiB tmpfs")
+            return
+        }
+        let container = try scratch.folder("small")
+        guard mount("tmpfs", container.string, "tmpfs", 0, "size=1m") == 0 else {
+            Issue.record("cannot mount a tmpfs as root: errno \(errno)")
+            return
+        }
+        defer { umount(container.string) }
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/big.bin", Fixtures.content(3, size: 2 << 20))
+        try scratch.write("inbox/small.bin", "fits")
+
+        let outcomes = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger).deliver([
+            try inbox.request("big.bin", container: container),
+            try inbox.request("small.bin", container: container),
+        ])
+
+        #expect(outcomes.map { $0.error?.code } == [.noSpace, nil])
+        #expect(outcomes[0].error?.message.contains("Free space") == true)
+        #expect(scratch.list("small/\(mailbox)") == ["small.bin"])
+        #expect(scratch.list("inbox") == ["big.bin"])
+    }
+}

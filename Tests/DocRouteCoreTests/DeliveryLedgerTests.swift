@@ -1,0 +1,138 @@
+import Foundation
+import SystemPackage
+import Testing
+@testable import DocRouteCore
+
+@Suite struct DeliveryLedgerTests {
+    func stagedFile(_ name: String, bundle: String = "com.example.viewer") -> LedgerRecord {
+        LedgerRecord(
+            bundleIdentifier: bundle, kind: .file, mailbox: "Mail", originalName: name,
+            finalPath: "/containers/\(bundle)/Documents/Inbox/Mail/\(name)", size: 1, state: .staged,
+            sourcePath: FilePath("/inbox/\(name)"), sourceDevice: 1, sourceInode: UInt64(name.hashValue.magnitude), sourceSize: 1, sourceMtimeNs: 1)
+    }
+
+    @Test func pendingIsInCommitOrderAndAcknowledgedIsNeverPendingAgain() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        let files = ["a", "b", "c"].map { stagedFile($0) }
+        try ledger.stage(files)
+        // A URL recorded while the files are staged is committed first, so it comes first.
+        let url = try ledger.recordURL(bundleIdentifier: "com.example.viewer", url: "todolist://www.acme.com?Quarterly%20Report#200806231300", sourceApplication: "com.example.mail")
+        _ = try ledger.commit(files.map(\.deliveryID))
+        let other = try ledger.recordURL(bundleIdentifier: "com.example.other", url: "other://x")
+
+        let pending = try ledger.pending(bundleIdentifier: "com.example.viewer")
+        #expect(pending.map(\.deliveryID) == [url.deliveryID] + files.map(\.deliveryID))
+        #expect(pending.map(\.sequence) == [1, 2, 3, 4])
+        #expect(pending.first?.kind == .url)
+        #expect(pending.first?.eventURL == "todolist://www.acme.com?Quarterly%20Report#200806231300")
+        #expect(try ledger.pending(bundleIdentifier: "com.example.viewer", after: 2, limit: 1).map(\.sequence) == [3])
+        #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 4)
+        #expect(other.sequence == 5)
+
+        let unknownID = UUID()
+        let unknown = try ledger.acknowledge(deliveryIDs: [url.deliveryID, files[1].deliveryID, unknownID, other.deliveryID], handled: true, bundleIdentifier: "com.example.viewer")
+        #expect(unknown == [unknownID, other.deliveryID])
+        #expect(try ledger.acknowledge(deliveryIDs: [files[0].deliveryID], handled: false, bundleIdentifier: "com.example.viewer") == [])
+        // Again: known, already settled, not an error, unchanged.
+        #expect(try ledger.acknowledge(deliveryIDs: [files[0].deliveryID], handled: true, bundleIdentifier: "com.example.viewer") == [])
+        #expect(try ledger.record(deliveryID: files[0].deliveryID)?.state == .declined)
+        #expect(try ledger.record(deliveryID: url.deliveryID)?.acknowledgedAt != nil)
+
+        #expect(try ledger.pending(bundleIdentifier: "com.example.viewer").map(\.deliveryID) == [files[2].deliveryID])
+        #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 1)
+        #expect(try ledger.pending(bundleIdentifier: "com.example.other").map(\.deliveryID) == [other.deliveryID])
+    }
+
+    @Test func stagedDeliveriesAreNeitherPendingNorAcknowledgeable() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        let file = stagedFile("a")
+        try ledger.stage([file])
+        #expect(try ledger.pending(bundleIdentifier: "com.example.viewer").isEmpty)
+        #expect(try ledger.acknowledge(deliveryIDs: [file.deliveryID], handled: true, bundleIdentifier: "com.example.viewer") == [file.deliveryID])
+        #expect(try ledger.record(deliveryID: file.deliveryID)?.sequence == 0)
+    }
+
+    @Test func sequencesNeverRepeatAfterDiscards() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        let first = [stagedFile("a"), stagedFile("b")]
+        try ledger.stage(first)
+        _ = try ledger.commit([first[0].deliveryID], discarding: [first[1].deliveryID])
+        let second = stagedFile("c")
+        try ledger.stage([second])
+        let sequences = try ledger.commit([second.deliveryID])
+        #expect(sequences[second.deliveryID] == 2)
+        #expect(try ledger.record(deliveryID: first[1].deliveryID) == nil)
+    }
+
+    @Test func theLedgerSurvivesReopening() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let url: LedgerRecord
+        do {
+            let ledger = try Fixtures.ledger(scratch)
+            url = try ledger.recordURL(bundleIdentifier: "com.example.viewer", url: "todolist://x", annotation: #"{"k":"v"}"#)
+        }
+        let reopened = try Fixtures.ledger(scratch)
+        let pending = try reopened.pending(bundleIdentifier: "com.example.viewer")
+        #expect(pending.map(\.deliveryID) == [url.deliveryID])
+        #expect(pending.first?.url == "todolist://x")
+        #expect(pending.first?.annotation == #"{"k":"v"}"#)
+        #expect(pending.first?.sequence == url.sequence)
+        #expect(FileManager.default.fileExists(atPath: scratch.path("state/ledger.sqlite").string))
+        let journal = try reopened.pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        let synchronous = try reopened.pool.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+        #expect(journal == "wal")
+        #expect(synchronous == 2)  // FULL
+    }
+
+    @Test func statisticsCountPerHandlerAndState() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        let yesterday = Date().addingTimeInterval(-86_400 * 2)
+        let old = try ledger.recordURL(bundleIdentifier: "com.example.a", url: "a://old", at: yesterday)
+        _ = try ledger.recordURL(bundleIdentifier: "com.example.a", url: "a://1")
+        _ = try ledger.recordURL(bundleIdentifier: "com.example.b", url: "b://1")
+        try ledger.stage([stagedFile("s", bundle: "com.example.b")])
+        try ledger.acknowledge(deliveryIDs: [old.deliveryID], handled: true, bundleIdentifier: "com.example.a")
+
+        let stats = try ledger.stats()
+        #expect(stats.count("com.example.a", .acknowledged) == 1)
+        #expect(stats.count("com.example.a", .committed) == 1)
+        #expect(stats.count("com.example.b", .committed) == 1)
+        #expect(stats.count("com.example.b", .staged) == 1)
+        #expect(stats.deliveredToday == 2)
+        #expect(stats.deliveredTodayByHandler == ["com.example.a": 1, "com.example.b": 1])
+    }
+
+    @Test func mailAttachmentsAreFoundByMessageAndPart() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        var file = stagedFile("att.pdb")
+        file.messageID = "<m1@example.com>"
+        file.partPath = "2.1"
+        try ledger.stage([file])
+        #expect(try ledger.findDelivered(messageID: "<m1@example.com>", partPath: "2.1") == nil)
+        _ = try ledger.commit([file.deliveryID])
+        #expect(try ledger.findDelivered(messageID: "<m1@example.com>", partPath: "2.1")?.deliveryID == file.deliveryID)
+        #expect(try ledger.findDelivered(messageID: "<m1@example.com>", partPath: "2.2") == nil)
+    }
+
+    @Test func anUnwritableStateDirectoryIsALedgerError() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.write("state", "a file, not a folder")
+        #expect {
+            try Fixtures.ledger(scratch)
+        } throws: { error in
+            (error as? DeliveryError)?.code == .ledger && (error as? DeliveryError)?.message.contains("state") == true
+        }
+    }
+}
