@@ -51,6 +51,10 @@ extension DeliveryBatch {
         var folderOrder: [CInt] = []
         for index in items.indices where items[index].isAlive && items[index].record?.state == .committed {
             let request = items[index].request
+            if request.keepSource {
+                settled.append(index)
+                continue
+            }
             do {
                 if let found = try SystemCall.status(of: request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string),
                    found.isSameFile(as: request.sourceStatus),

@@ -35,6 +35,9 @@ extension DeliveryBatch {
         }
         /// The source's name in ``sourceDirectory`` (raw bytes; need not be UTF-8).
         public var sourceName: FilePath.Component
+        /// Copy without removing the source (an `open` of a client's own file). The ledger then
+        /// records no source path, so neither the batch nor recovery ever removes it.
+        public var keepSource: Bool
 
         /// The handler's container root; the copy goes to `Documents/Inbox/<mailbox>/` below it.
         public var containerRoot: FilePath
@@ -69,6 +72,7 @@ extension DeliveryBatch {
             sourcePath: FilePath,
             sourceDirectory: FileDescriptor,
             sourceName: FilePath.Component,
+            keepSource: Bool = false,
             containerRoot: FilePath,
             mailbox: String,
             owner: SandboxWriter.Owner? = nil,
@@ -87,6 +91,7 @@ extension DeliveryBatch {
             self.sourcePath = sourcePath
             self.sourceDirectoryNumber = sourceDirectory.rawValue
             self.sourceName = sourceName
+            self.keepSource = keepSource
             self.containerRoot = containerRoot
             self.mailbox = mailbox
             self.owner = owner

@@ -251,7 +251,7 @@ public final class DeliveryBatch: Sendable {
                     sourceApplication: request.sourceApplication,
                     annotation: Self.annotation(mailbox: key.mailbox, originalFilename: originalName, size: temporary.size, extra: request.annotation),
                     state: .staged,
-                    sourcePath: request.sourcePath,
+                    sourcePath: request.keepSource ? nil : request.sourcePath,
                     sourceDevice: request.sourceStatus.device,
                     sourceInode: request.sourceStatus.inode,
                     sourceSize: request.sourceStatus.size,

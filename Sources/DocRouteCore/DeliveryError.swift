@@ -144,4 +144,13 @@ public struct DeliveryError: Error, CustomStringConvertible {
         if let cause { text += " (cause: \(cause))" }
         return text
     }
+
+    /// Whether trying again later can succeed: a full disk, a permission or read-only problem an
+    /// administrator can fix, a busy ledger. A vanished or changed source, a link or a bad name cannot.
+    public var isRetryable: Bool {
+        switch code {
+        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink: true
+        case .vanished, .changed, .notRegularFile, .tooLarge, .invalidName, .nameExhausted: false
+        }
+    }
 }

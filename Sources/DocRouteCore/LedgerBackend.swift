@@ -46,6 +46,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func deliver(_ documents: [DocumentDelivery]) async -> [DocumentDeliveryOutcome] {
+        prepareContainers(documents)
         let requests = documents.map { document in
             DeliveryBatch.Request(
                 source: FileDescriptor(rawValue: document.source.descriptor),
@@ -55,7 +56,7 @@ public final class LedgerBackend: DeliveryBackend {
                     size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
                 sourcePath: FilePath(document.sourcePath),
                 sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
-                sourceName: FilePath.Component(platformString: document.sourceName.map { CChar(bitPattern: $0) } + [0]) ?? FilePath.Component("document")!,
+                sourceName: Self.component(document.sourceName),
                 keepSource: document.sourceFolder == nil,
                 containerRoot: FilePath(document.containerRoot),
                 mailbox: document.mailbox,
@@ -79,6 +80,21 @@ public final class LedgerBackend: DeliveryBackend {
             }
         } catch {
             return documents.map { _ in .failed(message: "the delivery worker is stopped: \(error)", retryable: true) }
+        }
+    }
+
+    /// Creates default sandboxes (`<containers_directory>/<bundle id>`) on first use, owned by the
+    /// handler. A container named by a manifest's DocRouteContainer must exist already.
+    func prepareContainers(_ documents: [DocumentDelivery]) {
+        var seen: Set<String> = []
+        for document in documents where seen.insert(document.containerRoot).inserted {
+            let root = document.containerRoot
+            guard root.hasPrefix(configuration.containersDirectory + "/"), !FileManager.default.fileExists(atPath: root) else { continue }
+            guard mkdir(root, 0o750) == 0 || errno == EEXIST else {
+                logger.error("sandbox cannot be created: \(String(cString: strerror(errno)))", metadata: ["path": "\(root)"])
+                continue
+            }
+            if let owner = document.owner { chown(root, owner.uid, owner.gid) }
         }
     }
 
@@ -118,13 +134,14 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
-        var groups: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
+        var grouped: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
         for ack in acknowledgements {
             guard let id = UUID(uuidString: ack.deliveryID) else { continue }
-            groups["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
+            grouped["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
         }
+        let groups = Array(grouped.values)
         try await blocking { [ledger] in
-            for group in groups.values {
+            for group in groups {
                 _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
             }
         }
@@ -158,6 +175,11 @@ public final class LedgerBackend: DeliveryBackend {
             return DocumentEvent(deliveryID: id, urlString: url, isFileURL: true, contentType: record.contentType,
                                  mailbox: record.mailbox, sourceApplication: record.sourceApplication, annotation: annotation)
         }
+    }
+
+    static func component(_ name: [UInt8]) -> FilePath.Component {
+        let bytes = name.map { CChar(bitPattern: $0) } + [0]
+        return bytes.withUnsafeBufferPointer { FilePath.Component(platformString: $0.baseAddress!) } ?? FilePath.Component("document")
     }
 
     static func json(_ annotation: [String: PropertyListValue]) -> String? {

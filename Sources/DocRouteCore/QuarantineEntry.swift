@@ -22,7 +22,7 @@ enum QuarantineEntry {
                 try quarantine.quarantine(
                     source: FileDescriptor(rawValue: fd), sourceStatus: status, sourcePath: FilePath(InboxNames.display(name)),
                     sourceDirectory: FileDescriptor(rawValue: folder),
-                    sourceName: FilePath.Component(platformString: cName) ?? FilePath.Component("entry")!,
+                    sourceName: LedgerBackend.component(name),
                     mailbox: mailbox, contentType: nil, reason: reason)
                 return
             }
@@ -42,7 +42,7 @@ enum QuarantineEntry {
         var moved = true
         if renameat(folder, cName, AT_FDCWD, destination) != 0 {
             guard errno == EXDEV else {
-                throw DeliveryError(code: DeliveryError.code(for: Errno(rawValue: errno)), message: "cannot move \(base) to quarantine", errno: Errno(rawValue: errno), path: FilePath(destination))
+                throw DeliveryError(code: DeliveryError.code(for: Errno(rawValue: errno)), message: "cannot move \(base) to quarantine", errno: Errno(rawValue: errno), path: destination)
             }
             // A link or a FIFO has no content worth carrying across file systems.
             unlinkat(folder, cName, 0)

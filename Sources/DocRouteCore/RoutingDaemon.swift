@@ -100,7 +100,10 @@ public final class RoutingDaemon: Sendable {
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
-            group.addTask { await self.refreshStatusPeriodically() }
+            if notifier?.isEnabled == true {
+                group.addTask { await self.refreshStatusPeriodically() }
+            }
+            // The intake loop ends only on shutdown; the others follow it.
             await group.next()
             group.cancelAll()
         }
@@ -127,7 +130,6 @@ public final class RoutingDaemon: Sendable {
     }
 
     func refreshStatusPeriodically() async {
-        guard notifier?.isEnabled == true else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
             await refreshStatus()
