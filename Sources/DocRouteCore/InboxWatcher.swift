@@ -17,6 +17,9 @@ public final class InboxWatcher: Sendable {
     public enum Event: Sendable {
         /// A file finished arriving (`IN_CLOSE_WRITE` or `IN_MOVED_TO`).
         case arrived(WatchedFolder, name: [UInt8])
+        /// A name was created that is not a folder. A regular file is still being written (its
+        /// arrival is the later close or rename), but a symbolic link, FIFO or device is complete.
+        case created(WatchedFolder, name: [UInt8])
         /// A folder appeared (a new mailbox, or a package document).
         case folderAppeared(WatchedFolder, name: [UInt8])
         /// The kernel's queue overflowed: events were lost; rescan everything.
@@ -114,6 +117,8 @@ public final class InboxWatcher: Sendable {
                 }
             } else if event.isArrival {
                 continuation.yield(.arrived(folder, name: event.name))
+            } else if event.mask & docroute_in_create != 0 {
+                continuation.yield(.created(folder, name: event.name))
             }
         }
     }

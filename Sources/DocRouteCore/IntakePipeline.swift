@@ -76,6 +76,15 @@ actor IntakePipeline {
         switch event {
         case .arrived(let folder, let name):
             enqueue(.init(folder: folder, name: name))
+        case .created(let folder, let name):
+            // Only entries that will never see a close-after-write are taken now.
+            guard let fd = folders[folder.path] else { return }
+            var info = stat()
+            let found = (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+                fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
+            }
+            let kind = info.st_mode & S_IFMT
+            if found && kind != S_IFREG && kind != S_IFDIR { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name):
             if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
         case .overflow:

@@ -85,9 +85,10 @@ public final class SocketServer: Sendable {
         guard let id = admitted else {
             logger.warning("connection refused: \(maxConnections) connections are open (max_connections)")
             let line = DaemonMessage.error(id: nil, code: .internal, message: "too many connections (\(maxConnections)); try again later").encodedLine()
-            var buffer = channel.allocator.buffer(capacity: line.count)
-            buffer.writeBytes(line)
-            return channel.writeAndFlush(buffer).flatMap { channel.close() }
+            // The channel is not active yet inside the initializer: refuse once it is.
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
+            }
         }
         return Self.peerCredentials(of: channel).flatMap { credentials in
             self.serve(channel, id: id, credentials: credentials)
@@ -171,4 +172,22 @@ final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
+}
+
+/// Sends one error line to a connection over the cap, then closes it.
+final class RefusingHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let line: [UInt8]
+
+    init(line: [UInt8]) {
+        self.line = line
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: line.count)
+        buffer.writeBytes(line)
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { [context] _ in context.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }

@@ -178,7 +178,8 @@ import Glibc
         try harness.start()
         let big = try LineClient(path: harness.socket)
         defer { big.close() }
-        try big.sendRaw(Array(repeating: UInt8(ascii: "a"), count: 2 << 20) + [0x0A])
+        // The daemon may hang up before all 2 MiB are sent; the error line comes first either way.
+        try? big.sendRaw(Array(repeating: UInt8(ascii: "a"), count: 2 << 20) + [0x0A])
         #expect(big.readMessage()?["code"] as? String == "bad-request")
         let other = try LineClient(path: harness.socket)
         defer { other.close() }
