@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "docroute",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "docrouted", targets: ["docrouted"]),
         .executable(name: "docroutectl", targets: ["docroutectl"]),

@@ -22,6 +22,9 @@ actor IntakePipeline {
     /// Open descriptors of watched folders, by path.
     var folders: [String: Int32] = [:]
     var attempts: [ArrivalQueue.Arrival: Int] = [:]
+    /// Arrivals found by a scan rather than an event: only these can be sources whose copies a
+    /// crash committed without removing them, so only these are looked up in the ledger first.
+    var foundByScan: Set<ArrivalQueue.Arrival> = []
     private(set) var deliveredCount = 0
     let wake: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
@@ -123,7 +126,9 @@ actor IntakePipeline {
             if entry.isDirectory {
                 addMailbox(inbox: index, name: entry.name)
             } else if !InboxNames.isInProgress(entry.name) {
-                enqueue(.init(folder: root, name: entry.name))
+                let arrival = ArrivalQueue.Arrival(folder: root, name: entry.name)
+                foundByScan.insert(arrival)
+                enqueue(arrival)
                 found += 1
             }
         }
@@ -147,7 +152,9 @@ actor IntakePipeline {
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
         for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {
-            enqueue(.init(folder: folder, name: entry.name))
+            let arrival = ArrivalQueue.Arrival(folder: folder, name: entry.name)
+            foundByScan.insert(arrival)
+            enqueue(arrival)
         }
     }
 
@@ -190,7 +197,7 @@ actor IntakePipeline {
                                      reason: "not delivered: it has \(file.linkCount) hard links, so whoever dropped it may not own its content")
                     continue
                 }
-                if await backend.alreadyDelivered(file, path: path) {
+                if foundByScan.remove(arrival) != nil, await backend.alreadyDelivered(file, path: path) {
                     // Its copy is committed; only the removal was lost (a crash). Finish that.
                     close(file.descriptor)
                     _ = arrival.name.withUnsafeBufferPointer { bytes in
@@ -218,7 +225,9 @@ actor IntakePipeline {
             }
         }
         guard !deliveries.isEmpty else { return }
+        let started = ContinuousClock.now
         let outcomes = await backend.deliver(deliveries)
+        logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]

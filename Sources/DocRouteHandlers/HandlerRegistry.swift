@@ -23,6 +23,8 @@ public struct HandlerRegistry: Sendable {
     var claimsByType: [String: [ClaimReference]]
     var handlersByScheme: [String: [Int]]
     var packageTypes: Set<String>
+    /// The same claims by catalog handle, so choosing a handler hashes no strings.
+    var claimsByTypeIndex: [[ClaimReference]]
 
     /// Builds a registry. Manifests sharing a bundle identifier are all refused (neither is loaded).
     public init(manifests: [HandlerManifest], failures: [ManifestFailure] = [], typeIssues: [TypeCatalogIssue] = []) {
@@ -92,6 +94,11 @@ public struct HandlerRegistry: Sendable {
         self.claimsByType = claimsByType
         self.handlersByScheme = handlersByScheme
         self.packageTypes = packageTypes
+        var claimsByTypeIndex = Array(repeating: [ClaimReference](), count: catalog.count)
+        for (type, references) in claimsByType {
+            if let index = catalog.typeIndex(of: type) { claimsByTypeIndex[index] = references }
+        }
+        self.claimsByTypeIndex = claimsByTypeIndex
     }
 
     /// The handler with this bundle identifier (case-insensitive), if loaded.

@@ -20,8 +20,36 @@ public struct HandlerSelector: Sendable {
         self.defaults = defaults
     }
 
-    /// The winner only: the hot path of delivery, which allocates nothing beyond the result.
+    /// The winner only: the hot path of delivery. For a declared type it walks catalog handles,
+    /// so it hashes no strings and allocates nothing; the result is the same as ``select(contentType:innerContentType:)``.
     public func chooseHandler(contentType: String, innerContentType: String? = nil) -> RegisteredHandler? {
+        let catalog = registry.catalog
+        guard innerContentType == nil, defaults.types.isEmpty, let index = catalog.typeIndex(of: contentType) else {
+            return slowChoice(contentType: contentType, innerContentType: innerContentType)
+        }
+        var references = registry.claimsByTypeIndex[index]
+        if references.isEmpty {
+            for ancestor in catalog.ancestorIndexes(ofTypeAt: index) where !registry.claimsByTypeIndex[ancestor].isEmpty {
+                references = registry.claimsByTypeIndex[ancestor]
+                break
+            }
+        }
+        guard var best = references.first else { return nil }
+        for reference in references.dropFirst() where Self.precedes(reference, best, handlers: registry.handlers) {
+            best = reference
+        }
+        return registry.handlers[best.handler]
+    }
+
+    /// Rank, then ownership, then role, then bundle identifier: the order without defaults or inner types.
+    static func precedes(_ lhs: HandlerRegistry.ClaimReference, _ rhs: HandlerRegistry.ClaimReference, handlers: [RegisteredHandler]) -> Bool {
+        if lhs.rank.strength != rhs.rank.strength { return lhs.rank.strength < rhs.rank.strength }
+        if lhs.exportsType != rhs.exportsType { return lhs.exportsType }
+        if lhs.role.preference != rhs.role.preference { return lhs.role.preference < rhs.role.preference }
+        return handlers[lhs.handler].bundleIdentifier < handlers[rhs.handler].bundleIdentifier
+    }
+
+    func slowChoice(contentType: String, innerContentType: String?) -> RegisteredHandler? {
         guard let (level, references) = decisiveLevel(for: contentType) else { return nil }
         let chain = registry.catalog.conformanceChain(of: contentType)
         let innerChain = innerContentType.map { registry.catalog.conformanceChain(of: $0) }

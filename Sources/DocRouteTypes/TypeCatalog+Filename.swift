@@ -16,7 +16,8 @@ extension TypeCatalog {
               utf8.index(after: lastDot) != utf8.endIndex
         else { return FilenameMatch() }
         let lastExtension = String(filename[filename.index(after: lastDot)...])
-        let lowered = lastExtension.lowercased()
+        // Most extensions are lower-case already: skip the allocation of lowercased() then.
+        let lowered = lastExtension.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 }) ? lastExtension.lowercased() : lastExtension
         guard let outerIndex = indexByExtension[lowered]?.first else {
             return FilenameMatch(extensionChain: "." + lastExtension, unknownExtension: lowered)
         }

@@ -8,6 +8,9 @@
 public struct TypeEngine: Sendable {
     public let catalog: TypeCatalog
     public let mimeDatabase: MIMEDatabase
+    /// MIME type to UTI, remembered: the mapping walks aliases and parents, and content typing asks
+    /// the same few hundred questions again and again.
+    let mimeMapping = MIMETypeMapping()
 
     /// Magic at or above this priority (the spec's default) may overrule an extension whose type it is unrelated to.
     public static let contradictionPriority = 50
@@ -37,7 +40,8 @@ public struct TypeEngine: Sendable {
     public func classify(filename: String?, head: UnsafeRawBufferPointer, mimeHint: String? = nil) -> TypeClassification {
         let match = filename.map { catalog.match(filename: $0) } ?? FilenameMatch()
         let detection = mimeDatabase.detect(filename: filename, head: head)
-        let detectedType = declaredType(forMIMEType: detection.mimeType)
+        let mapped = type(forMIMEType: detection.mimeType)
+        let detectedType: String? = DynamicTypeIdentifier.isDynamic(mapped) ? nil : mapped
 
         if let named = match.contentType {
             if let sniffed = detection.magic ?? (detection.decidedBy == .glob ? mimeDatabase.magicMatch(head: head) : nil),
@@ -70,7 +74,7 @@ public struct TypeEngine: Sendable {
 
         switch detection.decidedBy {
         case .glob, .magic:
-            let type = detectedType ?? dynamicType(forMIMEType: detection.mimeType)
+            let type = type(forMIMEType: detection.mimeType)
             return result(type, mimeType: detection.mimeType, inner: nil,
                           decidedBy: detection.decidedBy == .glob ? .extension : .content, chain: match.extensionChain)
         case .textFallback, .binaryFallback:
@@ -97,9 +101,12 @@ public struct TypeEngine: Sendable {
 
     func dynamic(forExtension tag: String, chain: String) -> TypeClassification {
         let identifier = DynamicTypeIdentifier(tagClass: .filenameExtension, tag: tag).identifier
-        return TypeClassification(contentType: identifier, conformsTo: catalog.ancestors(of: identifier), mimeType: nil,
+        // A bare extension's dynamic type conforms to public.data: no need to decode what was just encoded.
+        return TypeClassification(contentType: identifier, conformsTo: dataAncestors, mimeType: nil,
                                   innerContentType: nil, decidedBy: .dynamic, extensionChain: chain)
     }
+
+    var dataAncestors: [String] { ["public.data"] + catalog.ancestors(of: "public.data") }
 
     /// The declared UTI for a MIME type, trying its canonical name (aliases resolved) too.
     public func declaredType(forMIMEType mimeType: String) -> String? {
@@ -107,6 +114,14 @@ public struct TypeEngine: Sendable {
         let canonical = mimeDatabase.canonical(mimeType)
         if canonical != mimeType, let type = catalog.preferredType(forMIMEType: canonical) { return type }
         return nil
+    }
+
+    /// The UTI for a detected MIME type: declared, or a `dyn.` one under its nearest claimed parent.
+    func type(forMIMEType mimeType: String) -> String {
+        if let known = mimeMapping.lookup(mimeType) { return known }
+        let type = declaredType(forMIMEType: mimeType) ?? dynamicType(forMIMEType: mimeType)
+        mimeMapping.store(mimeType, type)
+        return type
     }
 
     /// A `dyn.` identifier for a MIME type no UTI claims, conforming to its nearest claimed parent.
