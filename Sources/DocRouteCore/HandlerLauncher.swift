@@ -87,6 +87,23 @@ public actor HandlerLauncher {
         logger.warning("handler exited without subscribing; next launch in \(seconds) s at the earliest", metadata: ["bundle-id": "\(key)"])
     }
 
+    /// The owner a handler's copies get: its own user, when that is not docrouted's and docrouted
+    /// may give files away (root, or CAP_CHOWN as docroute.service grants); nil otherwise.
+    static func copyOwner(for user: HandlerUser) -> (uid: UInt32, gid: UInt32)? {
+        guard let (uid, gid) = resolve(user), uid != geteuid(), mayChangeOwners else { return nil }
+        return (uid, gid)
+    }
+
+    /// Root, or CAP_CHOWN in the effective set (bit 0 of CapEff in /proc/self/status).
+    static let mayChangeOwners: Bool = {
+        if geteuid() == 0 { return true }
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let mask = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16)
+        else { return false }
+        return mask & 1 != 0
+    }()
+
     static func resolve(_ user: HandlerUser) -> (UInt32, UInt32)? {
         switch user {
         case .uid(let uid):

@@ -218,7 +218,7 @@ actor IntakePipeline {
                     source: file, sourceFolder: folderFD, sourceName: arrival.name, sourcePath: path,
                     containerRoot: container, mailbox: mailbox, extensionChain: classification.extensionChain,
                     contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
-                    owner: getuid() == 0 ? HandlerLauncher.resolve(handler.manifest.user).map { (uid: $0.0, gid: $0.1) } : nil,
+                    owner: HandlerLauncher.copyOwner(for: handler.manifest.user),
                     sourceApplication: inbox.sourceApplication,
                     annotation: ["mailbox": .string(mailbox), "originalFilename": .string(display), "size": .integer(file.size)]))
                 arrivals.append(arrival)

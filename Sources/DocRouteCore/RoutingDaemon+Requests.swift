@@ -130,7 +130,7 @@ extension RoutingDaemon: RequestResponder {
             containerRoot: handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier,
             mailbox: mailboxName, extensionChain: classification.extensionChain, contentType: classification.contentType,
             bundleIdentifier: handler.bundleIdentifier,
-            owner: getuid() == 0 ? HandlerLauncher.resolve(handler.manifest.user).map { (uid: $0.0, gid: $0.1) } : nil,
+            owner: HandlerLauncher.copyOwner(for: handler.manifest.user),
             sourceApplication: "org.docroute.open",
             annotation: ["mailbox": .string(mailboxName), "originalFilename": .string(display), "size": .integer(file.size)])
         let outcome = await backend.deliver([delivery]).first

@@ -95,7 +95,7 @@ public struct SandboxWriter: Sendable {
     // MARK: Folders
 
     /// Opens `root/components[0]/components[1]/…`, creating what is missing when `create` is true
-    /// (owned by `owner` when docrouted runs as root).
+    /// (owned by `owner` when one is given; the caller gives one only when it may chown).
     ///
     /// `root` itself must exist and may not be a symbolic link; no component below it may be one.
     /// - Throws: ``DeliveryError`` (`symbolicLink`, `notDirectory`, `vanished` when `create` is
@@ -160,7 +160,7 @@ public struct SandboxWriter: Sendable {
         while true {
             do {
                 let child = try SystemCall.open(name, in: parent, flags: O_RDONLY | O_DIRECTORY, describing: path.string)
-                if created, let owner, SystemCall.effectiveUserID == 0 {
+                if created, let owner {
                     do {
                         try SystemCall.changeOwner(child, userID: owner.userID, groupID: owner.groupID, describing: path.string)
                     } catch {
@@ -239,7 +239,7 @@ public struct SandboxWriter: Sendable {
                 )
             }
             try SystemCall.changeMode(destination, fileMode, describing: destinationPath)
-            if let owner, SystemCall.effectiveUserID == 0 {
+            if let owner {
                 try SystemCall.changeOwner(destination, userID: owner.userID, groupID: owner.groupID, describing: destinationPath)
             }
             if syncData { try SystemCall.dataSync(destination, describing: destinationPath) }

@@ -141,6 +141,19 @@ final class DaemonHarness: @unchecked Sendable {
         return false
     }
 
+    /// Waits until every file dropped so far is committed: sources leave the inbox only after
+    /// their copies and ledger rows are durable (a copy can appear a moment before its commit).
+    func waitForInboxDrained(timeout: TimeInterval = 15) -> Bool {
+        waitUntil(timeout: timeout) {
+            guard let walker = FileManager.default.enumerator(atPath: inbox) else { return false }
+            while let entry = walker.nextObject() as? String {
+                var info = stat()
+                if lstat(inbox + "/" + entry, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { return false }
+            }
+            return true
+        }
+    }
+
     func waitUntil(timeout: TimeInterval = 15, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

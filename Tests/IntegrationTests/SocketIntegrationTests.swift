@@ -38,7 +38,7 @@ import Glibc
         defer { harness.remove() }
         try harness.start()
         for index in 0..<3 { try harness.drop("doc\(index).pdb", Self.pdb, mailbox: "Mail") }
-        #expect(harness.waitFor(harness.sandbox(Self.molecules, mailbox: "Mail") + "/doc2.pdb"))
+        #expect(harness.waitForInboxDrained())
         var (client, subscribed) = try subscribe(harness)
         #expect(subscribed["pending"] as? Int == 3)
         let launch = try #require(client.readMessage())
@@ -88,7 +88,7 @@ import Glibc
         defer { harness.remove() }
         try harness.start()
         try harness.drop("keep.pdb", Self.pdb)
-        #expect(harness.waitFor(harness.sandbox(Self.molecules) + "/keep.pdb"))
+        #expect(harness.waitForInboxDrained())
         var (client, _) = try subscribe(harness)
         let launch = try #require(client.readMessage())
         let id = try #require(launch["deliveryID"] as? String)
@@ -224,7 +224,7 @@ import Glibc
         defer { harness.remove() }
         try harness.start()
         try harness.drop("py1.pdb", Self.pdb)
-        #expect(harness.waitFor(harness.sandbox(Self.molecules) + "/py1.pdb"))
+        #expect(harness.waitForInboxDrained())
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", DaemonHarness.repositoryRoot + "/examples/python/handler.py",
