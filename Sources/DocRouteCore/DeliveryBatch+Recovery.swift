@@ -174,6 +174,7 @@ extension DeliveryBatch {
         guard !records.isEmpty else { return 0 }
         var folders: [FilePath: FileDescriptor] = [:]
         var goneFolders: Set<FilePath> = []
+        var unreadableFolders: Set<FilePath> = []
         defer { for folder in folders.values { SystemCall.close(folder) } }
         var settled: [UUID] = []
         var removedIn: [FilePath: [UUID]] = [:]
@@ -185,6 +186,7 @@ extension DeliveryBatch {
                 continue
             }
             let parent = path.removingLastComponent()
+            if unreadableFolders.contains(parent) { continue }
             if folders[parent] == nil, !goneFolders.contains(parent) {
                 do {
                     folders[parent] = try SystemCall.openDirectory(parent)
@@ -192,6 +194,7 @@ extension DeliveryBatch {
                     goneFolders.insert(parent)
                 } catch {
                     logger.warning("cannot open an inbox folder to remove delivered sources", metadata: ["folder": "\(parent.string)", "error": "\(error)"])
+                    unreadableFolders.insert(parent)
                     continue
                 }
             }

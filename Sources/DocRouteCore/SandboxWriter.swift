@@ -265,7 +265,8 @@ public struct SandboxWriter: Sendable {
             do {
                 let descriptor = try SystemCall.open(
                     FilePath.Component(name)!, in: folder.descriptor,
-                    flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600,
+                    // Read back for hashing after an in-kernel copy.
+                    flags: (copyMethod == .copyFileRange ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL, permissions: 0o600,
                     describing: folder.path(of: name).string)
                 return (name, descriptor)
             } catch let error as DeliveryError where error.errno == .fileExists && attempts < 8 {
