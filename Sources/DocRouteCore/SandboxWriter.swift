@@ -156,6 +156,7 @@ public struct SandboxWriter: Sendable {
         owner: Owner?,
         create: Bool
     ) throws -> FileDescriptor {
+        var triedCreating = false
         var created = false
         while true {
             do {
@@ -169,9 +170,10 @@ public struct SandboxWriter: Sendable {
                     }
                 }
                 return child
-            } catch let error as DeliveryError where error.code == .vanished && create && !created {
+            } catch let error as DeliveryError where error.code == .vanished && create && !triedCreating {
+                triedCreating = true
+                // `false`: someone made it meanwhile; open what is there now, and leave its owner.
                 created = try SystemCall.makeDirectory(name, in: parent, permissions: folderMode, describing: path.string)
-                if !created { created = true }  // Someone made it meanwhile: open what is there now.
             } catch let error as DeliveryError where error.code == .notDirectory || error.code == .symbolicLink {
                 // O_NOFOLLOW | O_DIRECTORY reports a link as "not a directory": say which it is.
                 let found = try SystemCall.status(of: name, in: parent, describing: path.string)
