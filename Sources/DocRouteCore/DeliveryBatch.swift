@@ -347,7 +347,7 @@ public final class DeliveryBatch: Sendable {
               let name = FilePath.Component(item.finalName) else { return }
         let path = folder.path(of: item.finalName).string
         if let found = try? SystemCall.status(of: name, in: folder.descriptor, describing: path),
-           found.device == temporary.device, found.inode == temporary.inode {
+           found.device == temporary.device, found.inode == temporary.inode, found.size == temporary.size {
             _ = try? SystemCall.unlink(name, in: folder.descriptor, describing: path)
         }
     }

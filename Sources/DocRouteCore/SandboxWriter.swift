@@ -333,6 +333,26 @@ public struct SandboxWriter: Sendable {
         )
     }
 
+    /// SHA-256 (lowercase hex) of a file in `folder`, opened without following a link.
+    public func sha256(of name: String, in folder: Folder) throws -> String {
+        guard let component = FilePath.Component(name) else {
+            throw DeliveryError(code: .invalidName, message: "\(name.debugDescription) is not a file name.", path: folder.path.string)
+        }
+        let path = folder.path(of: name).string
+        let descriptor = try SystemCall.open(component, in: folder.descriptor, flags: O_RDONLY | O_NONBLOCK, describing: path)
+        defer { SystemCall.close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 4096)
+        defer { buffer.deallocate() }
+        var hash = SHA256()
+        var offset: Int64 = 0
+        while true {
+            let count = try SystemCall.read(descriptor, into: buffer, at: offset, describing: path)
+            if count == 0 { return Self.hex(hash.finalize()) }
+            hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+    }
+
     // MARK: Naming
 
     /// The first candidate of `name`, from `counter` on, that is neither in `reserved` nor present
