@@ -44,7 +44,7 @@ public final class DeliveryBatch: Sendable {
         public var bufferSize: Int
 
         /// Creates options; the defaults are the measured best.
-        public init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .readWrite, bufferSize: Int = 256 * 1024) {
+        public init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .default, bufferSize: Int = 1 << 20) {
             self.dataSync = dataSync
             self.copyMethod = copyMethod
             self.bufferSize = max(64 * 1024, bufferSize)

@@ -190,8 +190,9 @@ public final class DeliveryLedger: Sendable {
             let check = try db.cachedStatement(sql: """
                 SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
                 """)
+            let dateValue = date.databaseValue
             for deliveryID in deliveryIDs {
-                try update.execute(arguments: [newState.rawValue, date, deliveryID.uuidString, bundleIdentifier])
+                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
                 if db.changesCount == 0,
                    try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
                     unknown.append(deliveryID)

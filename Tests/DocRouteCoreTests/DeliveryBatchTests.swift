@@ -54,6 +54,8 @@ import Glibc
 
     @Test(arguments: [
         DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .copyFileRange),
+        DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .readWrite),
+        DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .automatic(threshold: 65_536)),
         DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .readWrite),
         DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .copyFileRange, bufferSize: 1),
     ])
