@@ -49,7 +49,7 @@ extension DeliveryBatch {
         var settled: [Int] = []
         var removedIn: [CInt: [Int]] = [:]
         var folderOrder: [CInt] = []
-        for index in items.indices where items[index].isAlive && items[index].record?.state == .committed {
+        for index in items.indices where (items[index].isAlive && items[index].record?.state == .committed) || items[index].earlier != nil {
             let request = items[index].request
             if request.keepSource {
                 settled.append(index)
@@ -89,8 +89,11 @@ extension DeliveryBatch {
         guard !settled.isEmpty else { return }
         let now = Date()
         do {
-            try ledger.markSourcesRemoved(settled.map { items[$0].request.deliveryID }, at: now)
-            for index in settled { items[index].record?.sourceRemovedAt = now }
+            try ledger.markSourcesRemoved(settled.map { items[$0].earlier?.deliveryID ?? items[$0].request.deliveryID }, at: now)
+            for index in settled {
+                items[index].record?.sourceRemovedAt = now
+                items[index].earlier?.sourceRemovedAt = now
+            }
         } catch {
             logger.warning("could not note removed sources in the ledger; they are checked again at the next start", metadata: ["error": "\(error)"])
         }

@@ -23,10 +23,11 @@ extension DeliveryBatch {
 
     /// Settles whatever a crash interrupted. Run it at start, before any delivery or dispatch.
     ///
-    /// 1. Each `staged` row: if its synced temporary is still there, it is renamed to its final
-    ///    name now (the next free one if that was taken) and committed; if the final name already
-    ///    holds the copy (same device and inode), it is committed; if neither, the row is removed
-    ///    and the source, still in its inbox, is delivered again later.
+    /// 1. Each `staged` row: if the final name already holds the copy (same device, inode, size
+    ///    and SHA-256), it is committed; if the synced temporary is still there (checked the same
+    ///    way), it is renamed to its final name now (the next free one if that was taken) and
+    ///    committed; if neither, the row is removed and the source, still in its inbox, is
+    ///    delivered again later.
     /// 2. Leftover temporaries in the `Documents/Inbox/*/` folders of `containerRoots` (and of
     ///    the containers the staged rows name) are removed.
     /// 3. A committed delivery's source still in its inbox (same path, device, inode, size and
@@ -92,13 +93,18 @@ extension DeliveryBatch {
                 report.discarded.append(record.deliveryID)
                 continue
             }
-            let isOurCopy = { (status: SystemCall.FileStatus?) -> Bool in
-                guard let status, status.isRegularFile else { return false }
-                return status.inode == record.finalInode && status.device == record.finalDevice
+            // Our copy: the recorded inode (a rename keeps it), size and bytes. The inode alone is
+            // not enough: the handler may delete the temporary and a new file of its own can get
+            // the freed inode number.
+            let isOurCopy = { (name: FilePath.Component, path: String) throws -> Bool in
+                guard let status = try SystemCall.status(of: name, in: folder.descriptor, describing: path), status.isRegularFile,
+                      status.inode == record.finalInode, status.device == record.finalDevice, status.size == record.size
+                else { return false }
+                return try self.writer.sha256(of: name.string, in: folder) == record.sha256
             }
-            if isOurCopy(try SystemCall.status(of: finalName, in: folder.descriptor, describing: finalPath)) {
+            if try isOurCopy(finalName, finalPath) {
                 placed.append(record)
-            } else if isOurCopy(try SystemCall.status(of: temporaryName, in: folder.descriptor, describing: temporaryPath)) {
+            } else if try isOurCopy(temporaryName, temporaryPath) {
                 var name = finalName.string
                 let sandboxName = SandboxName(original: record.originalName ?? name, extensionChain: record.extensionChain ?? "")
                 var counter = 0
@@ -174,6 +180,7 @@ extension DeliveryBatch {
         guard !records.isEmpty else { return 0 }
         var folders: [FilePath: FileDescriptor] = [:]
         var goneFolders: Set<FilePath> = []
+        var unreadableFolders: Set<FilePath> = []
         defer { for folder in folders.values { SystemCall.close(folder) } }
         var settled: [UUID] = []
         var removedIn: [FilePath: [UUID]] = [:]
@@ -185,6 +192,7 @@ extension DeliveryBatch {
                 continue
             }
             let parent = path.removingLastComponent()
+            if unreadableFolders.contains(parent) { continue }
             if folders[parent] == nil, !goneFolders.contains(parent) {
                 do {
                     folders[parent] = try SystemCall.openDirectory(parent)
@@ -192,6 +200,7 @@ extension DeliveryBatch {
                     goneFolders.insert(parent)
                 } catch {
                     logger.warning("cannot open an inbox folder to remove delivered sources", metadata: ["folder": "\(parent.string)", "error": "\(error)"])
+                    unreadableFolders.insert(parent)
                     continue
                 }
             }

@@ -122,10 +122,14 @@ extension DeliveryBatch {
     public enum Outcome: Sendable {
         /// The copy is in place under its final name and its ledger row committed, durably.
         case committed(LedgerRecord)
+        /// This very source (same path, device, inode, size and modification time) was delivered
+        /// and committed before; a crash or a failed removal had left it in its inbox. It was
+        /// removed now instead of being delivered twice. Nothing new is owed to the handler.
+        case alreadyDelivered(LedgerRecord)
         /// Nothing was delivered; the source is where it was.
         case failed(DeliveryError)
 
-        /// The committed record, if delivered.
+        /// The committed record, if delivered now.
         public var record: LedgerRecord? {
             if case .committed(let record) = self { return record }
             return nil

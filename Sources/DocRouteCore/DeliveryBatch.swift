@@ -7,6 +7,8 @@ import SystemPackage
 /// file, and records them in the ledger; nothing is lost or delivered twice whatever crashes when.
 ///
 /// For a batch of requests:
+/// 0. a source that was delivered before but left in its inbox (a crash between commit and
+///    removal) is removed instead of delivered twice (``Outcome/alreadyDelivered(_:)``);
 /// 1. each source is copied to a temporary (`.docroute-<random>.tmp`) in its mailbox folder,
 ///    hashed on the way; a failure concerns only that request and leaves its source in place;
 /// 2. one `syncfs` per destination file system makes all copies durable;
@@ -42,7 +44,7 @@ public final class DeliveryBatch: Sendable {
         public var bufferSize: Int
 
         /// Creates options; the defaults are the measured best.
-        public init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .readWrite, bufferSize: Int = 256 * 1024) {
+        public init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .default, bufferSize: Int = 1 << 20) {
             self.dataSync = dataSync
             self.copyMethod = copyMethod
             self.bufferSize = max(64 * 1024, bufferSize)
@@ -92,6 +94,9 @@ public final class DeliveryBatch: Sendable {
         var record: LedgerRecord?
         var placed = false
         var error: DeliveryError?
+        /// The committed delivery of this very source, when a crash (or a failed removal) left
+        /// the source behind: it is removed, not delivered again.
+        var earlier: LedgerRecord?
 
         var isAlive: Bool { error == nil }
     }
@@ -128,6 +133,7 @@ public final class DeliveryBatch: Sendable {
                 name: request.sandboxName)
         }
 
+        findEarlierDeliveries(&items)
         copy(&items, folders: &folders)
         if lastStep > .copy { syncData(&items) }
         if lastStep > .sync { stage(&items) }
@@ -139,6 +145,9 @@ public final class DeliveryBatch: Sendable {
         if lastStep > .commit { removeSources(&items) }
 
         let outcomes = items.map { item -> Outcome in
+            if let earlier = item.earlier {
+                return .alreadyDelivered(earlier)
+            }
             if let record = item.record, record.state == .committed, item.isAlive {
                 return .committed(record)
             }
@@ -166,10 +175,20 @@ public final class DeliveryBatch: Sendable {
 
     // MARK: (a) copy
 
+    private func findEarlierDeliveries(_ items: inout [Item]) {
+        do {
+            let earlier = try ledger.deliveredRecords(forSources: items.map { ($0.request.sourceStatus, $0.request.sourcePath) })
+            for (index, record) in earlier { items[index].earlier = record }
+        } catch {
+            // Without the ledger nothing can be committed either; the copy step reports it.
+            logger.warning("could not look up earlier deliveries", metadata: ["error": "\(error)"])
+        }
+    }
+
     private func copy(_ items: inout [Item], folders: inout [FolderKey: Result<SandboxWriter.Folder, DeliveryError>]) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
-        for index in items.indices {
+        for index in items.indices where items[index].earlier == nil {
             let request = items[index].request
             let key = items[index].folderKey
             let folder: Result<SandboxWriter.Folder, DeliveryError>
@@ -328,7 +347,7 @@ public final class DeliveryBatch: Sendable {
               let name = FilePath.Component(item.finalName) else { return }
         let path = folder.path(of: item.finalName).string
         if let found = try? SystemCall.status(of: name, in: folder.descriptor, describing: path),
-           found.device == temporary.device, found.inode == temporary.inode {
+           found.device == temporary.device, found.inode == temporary.inode, found.size == temporary.size {
             _ = try? SystemCall.unlink(name, in: folder.descriptor, describing: path)
         }
     }

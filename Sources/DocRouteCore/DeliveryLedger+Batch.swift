@@ -9,8 +9,9 @@ extension DeliveryLedger {
             INSERT INTO delivery (\(LedgerRecord.insertColumns))
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        var dates = LedgerRecord.DateValues()
         for record in records {
-            try statement.execute(arguments: record.insertArguments)
+            try statement.execute(arguments: record.insertArguments(dates: &dates))
         }
     }
 
@@ -25,8 +26,9 @@ extension DeliveryLedger {
             """)
         var sequences: [UUID: Int64] = [:]
         sequences.reserveCapacity(deliveryIDs.count)
+        let dateValue = date.databaseValue
         for deliveryID in deliveryIDs {
-            try update.execute(arguments: [last + 1, date, deliveryID.uuidString])
+            try update.execute(arguments: [last + 1, dateValue, deliveryID.uuidString])
             if db.changesCount == 1 {
                 last += 1
                 sequences[deliveryID] = last
@@ -86,8 +88,9 @@ extension DeliveryLedger {
                 defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
                 try db.inTransaction {
                     let statement = try db.cachedStatement(sql: "UPDATE delivery SET sourceRemovedAt = ? WHERE deliveryID = ?")
+                    let dateValue = date.databaseValue
                     for deliveryID in deliveryIDs {
-                        try statement.execute(arguments: [date, deliveryID.uuidString])
+                        try statement.execute(arguments: [dateValue, deliveryID.uuidString])
                     }
                     return .commit
                 }

@@ -190,8 +190,9 @@ public final class DeliveryLedger: Sendable {
             let check = try db.cachedStatement(sql: """
                 SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
                 """)
+            let dateValue = date.databaseValue
             for deliveryID in deliveryIDs {
-                try update.execute(arguments: [newState.rawValue, date, deliveryID.uuidString, bundleIdentifier])
+                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
                 if db.changesCount == 0,
                    try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
                     unknown.append(deliveryID)
@@ -230,9 +231,12 @@ public final class DeliveryLedger: Sendable {
 
     // MARK: Sources
 
-    /// The committed (or later) delivery of exactly this source file, if there is one: a source
-    /// whose copy was committed but whose removal a crash undid must be removed, not delivered
-    /// again. Device, inode, size, modification time and path must all match.
+    /// The committed (or later) delivery of exactly this source file whose removal from the inbox
+    /// was never confirmed, if there is one: a source whose copy was committed but whose removal a
+    /// crash undid (or that could not be removed) must be removed, not delivered again. Device,
+    /// inode, size, modification time and path must all match; a source confirmed removed does
+    /// not count, so a file dropped again later (a reused inode, an archive extracted twice with
+    /// the same times) is a new delivery.
     public func findDelivered(
         sourceDevice: UInt64,
         sourceInode: UInt64,
@@ -244,12 +248,45 @@ public final class DeliveryLedger: Sendable {
             try LedgerRecord.fetchOne(db, sql: """
                 SELECT * FROM delivery
                 WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
-                  AND sourcePath = ? AND state <> 'staged'
+                  AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
                 ORDER BY id DESC LIMIT 1
                 """, arguments: [
                     Int64(bitPattern: sourceDevice), Int64(bitPattern: sourceInode), sourceSize, sourceMtimeNs,
                     LedgerRecord.bytes(of: sourcePath),
                 ])
+        }
+    }
+
+    /// ``findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)`` for many
+    /// sources in one read: the index of each source that was delivered, with its record.
+    func deliveredRecords(forSources sources: [(SystemCall.FileStatus, FilePath)]) throws -> [Int: LedgerRecord] {
+        guard !sources.isEmpty else { return [:] }
+        return try read("look up sources") { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
+                ORDER BY id DESC LIMIT 1
+                """)
+            var found: [Int: LedgerRecord] = [:]
+            for (index, (status, path)) in sources.enumerated() {
+                if let record = try LedgerRecord.fetchOne(statement, arguments: [
+                    Int64(bitPattern: status.device), Int64(bitPattern: status.inode), status.size,
+                    status.modificationTimeNanoseconds, LedgerRecord.bytes(of: path),
+                ]) {
+                    found[index] = record
+                }
+            }
+            return found
+        }
+    }
+
+    /// Closes the database (also done when the ledger is released).
+    public func close() throws {
+        do {
+            try pool.close()
+        } catch {
+            throw Self.ledgerError("close the delivery ledger", error)
         }
     }
 

@@ -224,16 +224,30 @@ extension LedgerRecord: FetchableRecord {
         return FilePath(platformString: characters)
     }
 
-    /// The values of the columns, in ``DeliveryLedger``'s insert order.
-    var insertArguments: StatementArguments {
+    /// The values of the columns, in ``DeliveryLedger``'s insert order. `dates` keeps the last
+    /// formatted date: formatting one takes microseconds and a batch's rows share their dates.
+    func insertArguments(dates: inout DateValues) -> StatementArguments {
         [
             deliveryID.uuidString, bundleIdentifier, kind.rawValue, url, mailbox, originalName, extensionChain,
             containerPath, finalPath, finalDevice.map { Int64(bitPattern: $0) }, finalInode.map { Int64(bitPattern: $0) },
             temporaryPath, contentType, size, sha256, sourceApplication, annotation, state.rawValue,
             sourcePath.map(Self.bytes(of:)), sourceDevice.map { Int64(bitPattern: $0) },
             sourceInode.map { Int64(bitPattern: $0) }, sourceSize, sourceMtimeNs, messageID, partPath,
-            createdAt, committedAt, acknowledgedAt, sourceRemovedAt,
+            dates.value(createdAt), committedAt.map { dates.value($0) }, acknowledgedAt.map { dates.value($0) },
+            sourceRemovedAt.map { dates.value($0) },
         ]
+    }
+
+    /// The database value of the dates last seen.
+    struct DateValues {
+        private var last: (Date, DatabaseValue)?
+
+        mutating func value(_ date: Date) -> DatabaseValue {
+            if let last, last.0 == date { return last.1 }
+            let value = date.databaseValue
+            last = (date, value)
+            return value
+        }
     }
 
     static let insertColumns = """

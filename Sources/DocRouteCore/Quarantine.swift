@@ -86,7 +86,7 @@ public struct Quarantine: Sendable {
             copied = true
         }
         if copied {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 4096)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
             defer { buffer.deallocate() }
             let temporary = try writer.copyToTemporary(
                 from: source, expected: sourceStatus, describing: sourcePath.string,

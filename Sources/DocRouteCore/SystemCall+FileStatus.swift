@@ -99,17 +99,18 @@ extension SystemCall {
         }
     }
 
-    /// The names in a folder (without `.` and `..`), read through a duplicate of `directory` so the
-    /// caller's descriptor and its position stay untouched.
+    /// The names in a folder (without `.` and `..`), read through a new descriptor of the same
+    /// folder (`openat(directory, ".")`) so the caller's descriptor and its position stay untouched.
     public static func names(in directory: FileDescriptor, describing: @autoclosure () -> String) throws -> [FilePath.Component] {
-        let duplicate = try check("open folder", describing()) { Glibc.fcntl(directory.rawValue, F_DUPFD_CLOEXEC, 0) }
-        guard let stream = Glibc.fdopendir(duplicate) else {
+        let reopened = try check("open folder", describing()) {
+            Glibc.openat(directory.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard let stream = Glibc.fdopendir(reopened) else {
             let errno = Errno(rawValue: Glibc.errno)
-            _ = Glibc.close(duplicate)
+            _ = Glibc.close(reopened)
             throw DeliveryError(errno: errno, operation: "list folder", path: describing())
         }
         defer { Glibc.closedir(stream) }
-        Glibc.rewinddir(stream)
         var names: [FilePath.Component] = []
         while true {
             Glibc.errno = 0

@@ -52,6 +52,72 @@ import Glibc
         #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 201)
     }
 
+    @Test(arguments: [
+        DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .copyFileRange),
+        DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .readWrite),
+        DeliveryBatch.Options(dataSync: .fileSystem, copyMethod: .automatic(threshold: 65_536)),
+        DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .readWrite),
+        DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .copyFileRange, bufferSize: 1),
+    ])
+    func everyCopyAndSyncMethodDeliversTheSameBytes(options: DeliveryBatch.Options) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        let sizes = [0, 1, 4096, 65_535, 65_536, 65_537, 1_000_000]
+        for (index, size) in sizes.enumerated() { try scratch.write("inbox/f\(index).bin", Fixtures.content(index, size: size)) }
+        try scratch.write("inbox/abc.txt", "abc")
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), options: options, logger: Fixtures.logger)
+
+        let outcomes = batch.deliver(try (sizes.indices.map { "f\($0).bin" } + ["abc.txt"]).map { try inbox.request($0, container: container) })
+
+        #expect(outcomes.compactMap(\.error).map(\.description) == [])
+        for (index, size) in sizes.enumerated() {
+            let sameBytes = scratch.read("containers/com.example.viewer/\(mailbox)/f\(index).bin") == Fixtures.content(index, size: size)
+            #expect(sameBytes, "f\(index).bin (\(size) bytes) differs")
+        }
+        #expect(outcomes[0].record?.sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(outcomes.last?.record?.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    /// A crash between commit and the source's removal left the source in its inbox; the intake
+    /// offers it again before any recovery ran: it is removed, not delivered a second time.
+    @Test func aSourceDeliveredBeforeIsRemovedNotDeliveredAgain() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/1abc.pdb", "pdb")
+        try scratch.write("inbox/new.pdb", "new")
+        let ledger = try Fixtures.ledger(scratch)
+        let first = try inbox.request("1abc.pdb", container: container)
+        _ = DeliveryBatch(ledger: ledger, logger: Fixtures.logger).deliver([first], stoppingAfter: .commit)
+        #expect(scratch.list("inbox") == ["1abc.pdb", "new.pdb"])
+
+        let outcomes = DeliveryBatch(ledger: ledger, logger: Fixtures.logger).deliver([
+            try inbox.request("1abc.pdb", container: container),
+            try inbox.request("new.pdb", container: container),
+        ])
+
+        guard case .alreadyDelivered(let earlier) = outcomes[0] else {
+            Issue.record("expected alreadyDelivered, got \(outcomes[0])")
+            return
+        }
+        #expect(earlier.deliveryID == first.deliveryID)
+        #expect(outcomes[1].record != nil)
+        #expect(scratch.list("inbox") == [])
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == ["1abc.pdb", "new.pdb"])
+        #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 2)
+        #expect(try ledger.recordsWithSourcesKept().isEmpty)
+
+        // Dropped again later (same name, same times, maybe the same inode): a new delivery.
+        try scratch.write("inbox/1abc.pdb", "pdb")
+        let again = DeliveryBatch(ledger: ledger, logger: Fixtures.logger).deliver([try inbox.request("1abc.pdb", container: container)])
+        #expect(again.first?.record?.finalPath == container.appending("\(mailbox)/1abc-1.pdb").string)
+    }
+
     @Test func filesAreReadableByTheirHandlerOnly() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -151,6 +151,12 @@ import Testing
         #expect(try ledger.findDelivered(
             sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
             sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: world.inbox.path.appending("other.pdb")) == nil)
+
+        // Once the source is confirmed removed, a file seen there later is a new one.
+        _ = try DeliveryBatch(ledger: ledger, logger: Fixtures.logger).recover(containerRoots: [world.container])
+        #expect(try ledger.findDelivered(
+            sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
+            sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: request.sourcePath) == nil)
     }
 
     /// A source rewritten in place after its delivery committed is a new document: recovery
