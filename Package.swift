@@ -107,7 +107,6 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .executableTarget(name: "delivery-scratch", dependencies: ["DocRouteCore", .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system")], path: "Scratch/delivery"),
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
