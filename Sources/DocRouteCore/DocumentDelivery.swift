@@ -41,6 +41,9 @@ public struct DocumentDelivery: Sendable {
 public enum DocumentDeliveryOutcome: Sendable {
     /// Durable in the sandbox and in the ledger; the source is removed.
     case committed(deliveryID: String, finalPath: String, sequence: Int64)
+    /// This very source was delivered and committed before (a crash had left it in its inbox);
+    /// it was removed now instead of being delivered twice. Nothing new is owed.
+    case alreadyDelivered(deliveryID: String)
     /// Not delivered; the source is where it was. `retryable` for a full disk or a permission
     /// problem an administrator can fix; false when the source went away.
     case failed(message: String, retryable: Bool)
@@ -52,9 +55,6 @@ public protocol DeliveryBackend: DeliveryStore {
     func recover() async throws
     /// Copies a batch durably (group commit) and records it.
     func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome]
-    /// Whether this exact source (device, inode, size, mtime, path) was already delivered, its
-    /// removal having been lost in a crash.
-    func alreadyDelivered(_ file: IntakeFile, path: String) async -> Bool
     /// Records a custom-scheme URL for a handler, committed at once.
     func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
     /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.

@@ -22,9 +22,7 @@ actor IntakePipeline {
     /// Open descriptors of watched folders, by path.
     var folders: [String: Int32] = [:]
     var attempts: [ArrivalQueue.Arrival: Int] = [:]
-    /// Arrivals found by a scan rather than an event: only these can be sources whose copies a
-    /// crash committed without removing them, so only these are looked up in the ledger first.
-    var foundByScan: Set<ArrivalQueue.Arrival> = []
+
     private(set) var deliveredCount = 0
     let wake: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
@@ -126,9 +124,7 @@ actor IntakePipeline {
             if entry.isDirectory {
                 addMailbox(inbox: index, name: entry.name)
             } else if !InboxNames.isInProgress(entry.name) {
-                let arrival = ArrivalQueue.Arrival(folder: root, name: entry.name)
-                foundByScan.insert(arrival)
-                enqueue(arrival)
+                enqueue(.init(folder: root, name: entry.name))
                 found += 1
             }
         }
@@ -152,9 +148,7 @@ actor IntakePipeline {
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
         for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {
-            let arrival = ArrivalQueue.Arrival(folder: folder, name: entry.name)
-            foundByScan.insert(arrival)
-            enqueue(arrival)
+            enqueue(.init(folder: folder, name: entry.name))
         }
     }
 
@@ -197,14 +191,6 @@ actor IntakePipeline {
                                      reason: "not delivered: it has \(file.linkCount) hard links, so whoever dropped it may not own its content")
                     continue
                 }
-                if foundByScan.remove(arrival) != nil, await backend.alreadyDelivered(file, path: path) {
-                    // Its copy is committed; only the removal was lost (a crash). Finish that.
-                    close(file.descriptor)
-                    _ = arrival.name.withUnsafeBufferPointer { bytes in
-                        (Array(bytes) + [0]).withUnsafeBufferPointer { unlinkat(folderFD, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 0) }
-                    }
-                    continue
-                }
                 let classification = snapshot.engine.classify(filename: display, head: file.head)
                 guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
                     close(file.descriptor)
@@ -241,6 +227,9 @@ actor IntakePipeline {
                     "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
                     "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
                 ])
+            case .alreadyDelivered(let deliveryID):
+                attempts[arrivals[index]] = nil
+                logger.info("source delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(delivery.sourcePath)"])
             case .failed(let message, let retryable):
                 logger.error("delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
                     "bundle-id": "\(delivery.bundleIdentifier)", "path": "\(delivery.sourcePath)",

@@ -74,6 +74,8 @@ public final class LedgerBackend: DeliveryBackend {
                 switch outcome {
                 case .committed(let record):
                     return .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "", sequence: record.sequence)
+                case .alreadyDelivered(let record):
+                    return .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
                 case .failed(let error):
                     return .failed(message: "\(error)", retryable: error.isRetryable)
                 }
@@ -96,14 +98,6 @@ public final class LedgerBackend: DeliveryBackend {
             }
             if let owner = document.owner { chown(root, owner.uid, owner.gid) }
         }
-    }
-
-    public func alreadyDelivered(_ file: IntakeFile, path: String) async -> Bool {
-        let found = try? await blocking { [ledger] in
-            try ledger.findDelivered(sourceDevice: file.device, sourceInode: file.inode, sourceSize: file.size,
-                                     sourceMtimeNs: file.modificationTimeNanoseconds, sourcePath: FilePath(path)) != nil
-        }
-        return found ?? false
     }
 
     public func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {

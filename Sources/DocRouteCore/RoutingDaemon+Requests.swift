@@ -141,6 +141,8 @@ extension RoutingDaemon: RequestResponder {
             await dispatcher.committed(bundleIdentifier: handler.bundleIdentifier)
         case .failed(let message, _):
             connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(message)"))
+        case .alreadyDelivered(let deliveryID):
+            connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
         case nil:
             connection.send(.error(id: id, code: .internal, message: "the file could not be delivered"))
         }
