@@ -59,6 +59,7 @@ int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode
 const uint32_t docroute_in_close_write = IN_CLOSE_WRITE;
 const uint32_t docroute_in_moved_to = IN_MOVED_TO;
 const uint32_t docroute_in_moved_from = IN_MOVED_FROM;
+const uint32_t docroute_in_delete = IN_DELETE;
 const uint32_t docroute_in_create = IN_CREATE;
 const uint32_t docroute_in_delete_self = IN_DELETE_SELF;
 const uint32_t docroute_in_move_self = IN_MOVE_SELF;

@@ -20,6 +20,8 @@ public final class InboxWatcher: Sendable {
         /// A name was created that is not a folder. A regular file is still being written (its
         /// arrival is the later close or rename), but a symbolic link, FIFO or device is complete.
         case created(WatchedFolder, name: [UInt8])
+        /// A name went away (deleted, or renamed out of the folder).
+        case removed(WatchedFolder, name: [UInt8])
         /// A folder appeared (a new mailbox, or a package document).
         case folderAppeared(WatchedFolder, name: [UInt8])
         /// The kernel's queue overflowed: events were lost; rescan everything.
@@ -49,6 +51,7 @@ public final class InboxWatcher: Sendable {
     let continuation: AsyncStream<Event>.Continuation
 
     static let mask: UInt32 = docroute_in_close_write | docroute_in_moved_to | docroute_in_create
+        | docroute_in_delete | docroute_in_moved_from
         | docroute_in_delete_self | docroute_in_move_self | docroute_in_onlydir | docroute_in_dont_follow
         | docroute_in_excl_unlink
 
@@ -119,6 +122,8 @@ public final class InboxWatcher: Sendable {
                 continuation.yield(.arrived(folder, name: event.name))
             } else if event.mask & docroute_in_create != 0 {
                 continuation.yield(.created(folder, name: event.name))
+            } else if event.mask & (docroute_in_delete | docroute_in_moved_from) != 0 {
+                continuation.yield(.removed(folder, name: event.name))
             }
         }
     }

@@ -88,6 +88,8 @@ actor IntakePipeline {
             if found && kind != S_IFREG && kind != S_IFDIR { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name):
             if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
+        case .removed:
+            break
         case .overflow:
             for index in configuration.inboxes.indices { scanInbox(index) }
         case .folderGone(let folder):

@@ -33,6 +33,8 @@ public final class RoutingDaemon: Sendable {
     public let dispatcher: HandlerDispatcher
     let launcher: HandlerLauncher
     let watcher: InboxWatcher
+    /// Watches the handlers directory: a manifest added, changed, renamed or removed reloads.
+    let manifestWatcher: InboxWatcher
     let server: NIOLockedValueBox<SocketServer?> = .init(nil)
     static let version = "docrouted/0.1.0"
 
@@ -56,6 +58,7 @@ public final class RoutingDaemon: Sendable {
             Task { await launcher.launchIfNeeded(handler) }
         }
         self.watcher = try InboxWatcher(logger: logger)
+        self.manifestWatcher = try InboxWatcher(logger: logger)
         self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, logger: logger)
     }
 
@@ -69,6 +72,12 @@ public final class RoutingDaemon: Sendable {
         try await server.start(endpoint)
         self.server.withLockedValue { $0 = server }
         try await watcher.start(on: group)
+        try await manifestWatcher.start(on: group)
+        do {
+            try manifestWatcher.watch(WatchedFolder(inbox: -1, mailbox: nil, path: configuration.handlersDirectory))
+        } catch {
+            logger.warning("handler manifests will be reloaded on SIGHUP only: \(error)")
+        }
         await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
         _ = try? notifier?.ready()
         await refreshStatus()
@@ -97,6 +106,7 @@ public final class RoutingDaemon: Sendable {
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
+            group.addTask { await self.reloadOnManifestChanges() }
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
@@ -115,8 +125,31 @@ public final class RoutingDaemon: Sendable {
         await server.withLockedValue { $0 }?.stop()
         await intake.stop()
         await watcher.stop()
+        await manifestWatcher.stop()
         await launcher.terminateAll()
         try? await group.shutdownGracefully()
+    }
+
+    /// Reloads when a `.plist` in the handlers directory changes. Changes arriving together (an
+    /// editor's write-and-rename, a package installing several) cause one reload, 200 ms later.
+    func reloadOnManifestChanges() async {
+        var pending = false
+        var debounce: Task<Void, Never>?
+        for await event in manifestWatcher.events {
+            let name: [UInt8]
+            switch event {
+            case .arrived(_, let entry), .created(_, let entry), .removed(_, let entry): name = entry
+            case .folderAppeared, .folderGone, .overflow: name = Array(".plist".utf8)
+            }
+            guard name.count >= 6, name.suffix(6) == Array(".plist".utf8), !pending else { continue }
+            pending = true
+            debounce = Task {
+                try? await Task.sleep(for: .milliseconds(200))
+                await self.reload()
+            }
+            await debounce?.value
+            pending = false
+        }
     }
 
     func pingWatchdog(every interval: Duration) async {

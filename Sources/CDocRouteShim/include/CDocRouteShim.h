@@ -37,6 +37,7 @@ int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode
 extern const uint32_t docroute_in_close_write;
 extern const uint32_t docroute_in_moved_to;
 extern const uint32_t docroute_in_moved_from;
+extern const uint32_t docroute_in_delete;
 extern const uint32_t docroute_in_create;
 extern const uint32_t docroute_in_delete_self;
 extern const uint32_t docroute_in_move_self;
