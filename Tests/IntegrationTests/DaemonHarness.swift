@@ -71,7 +71,6 @@ final class DaemonHarness: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/docrouted")
         process.arguments = ["--config", configPath, "--log-level", "debug"]
         var env = ProcessInfo.processInfo.environment
-        env["PATH"] = Self.binDirectory + ":" + (env["PATH"] ?? "/usr/bin:/bin")
         for (key, value) in environment { env[key] = value }
         process.environment = env
         FileManager.default.createFile(atPath: logPath, contents: nil)
