@@ -38,6 +38,8 @@ let package = Package(
         ),
         // Pure logic: PROTOCOL.md as Codable messages and line framing.
         .target(name: "DocRouteProtocol"),
+        // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
+        .target(name: "DocRouteMail"),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -57,7 +59,7 @@ let package = Package(
         .target(
             name: "DocRouteCore",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim", "DocRouteMail",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -110,6 +112,8 @@ let package = Package(
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
+        // The Maildir tests drive DocRouteCore's Maildir pieces too; Fixtures holds Python scripts.
+        .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteCore"], exclude: ["Fixtures"]),
         .testTarget(
             name: "DocRouteClientTests",
             dependencies: [

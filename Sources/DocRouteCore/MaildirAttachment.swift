@@ -1,0 +1,60 @@
+import DocRouteMail
+import DocRouteProtocol
+
+/// One attachment of a Maildir message, decoded into a temporary file of the scratch folder and
+/// ready to be typed and delivered like a file dropped in an inbox.
+public struct MaildirAttachment: Sendable, Hashable {
+    /// The temporary file's name in the scratch folder (`.docroute-mail-<random>-<part>`): open it
+    /// there with ``IntakeFile/open(name:in:maxSize:headLength:)``; delivery removes it once copied.
+    public var temporaryName: String
+    /// The scratch folder's path and ``temporaryName``, for logs and the ledger.
+    public var temporaryPath: String
+    /// The safe file name to type and deliver under (``AttachmentFileName``).
+    public var fileName: String
+    /// The part's `Content-Type` without parameters (`application/pdf`): the MIME hint for typing.
+    public var mimeType: String
+    /// Decoded size in bytes (the temporary file's size).
+    public var size: Int64
+    /// The IMAP part path (`2`, `3.1`): with the Message-ID, the attachment's identity across runs.
+    public var partPath: String
+    /// What was wrong with the part (empty when nothing was).
+    public var damage: AttachmentDamage
+    /// The message's envelope (the outer message, also for parts of a forwarded one).
+    public var envelope: MailEnvelope
+    /// For a part of a forwarded message, that message's envelope.
+    public var enclosingMessage: MailEnvelope?
+    /// The file name as the mail gave it (decoded, not made safe), or ``fileName`` when it gave none.
+    public var originalFilename: String
+
+    /// Creates an attachment description.
+    public init(
+        temporaryName: String, temporaryPath: String, fileName: String, mimeType: String, size: Int64,
+        partPath: String, damage: AttachmentDamage, envelope: MailEnvelope, enclosingMessage: MailEnvelope?,
+        originalFilename: String
+    ) {
+        self.temporaryName = temporaryName
+        self.temporaryPath = temporaryPath
+        self.fileName = fileName
+        self.mimeType = mimeType
+        self.size = size
+        self.partPath = partPath
+        self.damage = damage
+        self.envelope = envelope
+        self.enclosingMessage = enclosingMessage
+        self.originalFilename = originalFilename
+    }
+
+    /// The annotation values the mail contributes: `from`, `subject`, `messageID`, `date` (each only
+    /// when the message has it), `originalFilename` and `partPath`. The intake adds `mailbox` and `size`.
+    public var annotation: [String: PropertyListValue] {
+        var values: [String: PropertyListValue] = [
+            "originalFilename": .string(originalFilename),
+            "partPath": .string(partPath),
+        ]
+        if let from = envelope.from { values["from"] = .string(from) }
+        if let subject = envelope.subject { values["subject"] = .string(subject) }
+        if let messageID = envelope.messageID { values["messageID"] = .string(messageID) }
+        if let date = envelope.date { values["date"] = .string(date) }
+        return values
+    }
+}

@@ -1,0 +1,35 @@
+import DocRouteMail
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What streaming one Maildir message into the scratch folder produced.
+public struct MaildirExtraction: Sendable {
+    /// What the parser found: envelope, every attachment (wanted or not), problems. When
+    /// ``MailSummary/isMalformed`` the message could not be read at all.
+    public var summary: MailSummary
+    /// The attachments now in temporary files, in message order. The caller owns the files: each is
+    /// removed by its delivery, or by ``removeTemporaryFiles(in:)``.
+    public var attachments: [MaildirAttachment]
+    /// Attachments larger than the size limit: not kept (their temporary files are already removed).
+    public var oversized: [MailAttachmentInfo]
+
+    /// Creates an extraction result.
+    public init(summary: MailSummary, attachments: [MaildirAttachment], oversized: [MailAttachmentInfo]) {
+        self.summary = summary
+        self.attachments = attachments
+        self.oversized = oversized
+    }
+
+    /// Removes the temporary files of the attachments still there (those not delivered); a file
+    /// already gone is fine.
+    public func removeTemporaryFiles(in scratch: FileDescriptor) {
+        for attachment in attachments {
+            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import DocRouteMail
+import Logging
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes each wanted attachment the parser decodes into its own temporary file of a scratch folder
+/// (created `O_EXCL`, mode 0600, never following a link), straight from the parser's buffer.
+final class MaildirScratchSink: AttachmentSink {
+    let scratch: FileDescriptor
+    let scratchPath: String
+    let maximumSize: Int64
+    let wanted: (MailAttachmentInfo) -> Bool
+    let logger: Logger
+    /// A random tag shared by this message's files, so two messages (or a leftover of a crash) never collide.
+    let tag: String
+
+    private(set) var attachments: [MaildirAttachment] = []
+    private(set) var oversized: [MailAttachmentInfo] = []
+    private var current: (descriptor: FileDescriptor, name: String)?
+    private var currentSize: Int64 = 0
+    private var currentOversized = false
+
+    init(scratch: FileDescriptor, scratchPath: String, maximumSize: Int64, wanted: @escaping (MailAttachmentInfo) -> Bool, logger: Logger) {
+        self.scratch = scratch
+        self.scratchPath = scratchPath
+        self.maximumSize = maximumSize
+        self.wanted = wanted
+        self.logger = logger
+        var generator = SystemRandomNumberGenerator()
+        tag = String(generator.next() as UInt64, radix: 16)
+    }
+
+    func beginAttachment(_ info: MailAttachmentInfo) throws -> Bool {
+        guard wanted(info) else { return false }
+        currentSize = 0
+        currentOversized = false
+        // The tag makes a clash unlikely; a clash (a leftover) gets a fresh random suffix.
+        var name = ".docroute-mail-\(tag)-\(info.partPath)"
+        for attempt in 0..<8 {
+            if attempt > 0 {
+                var generator = SystemRandomNumberGenerator()
+                name = ".docroute-mail-\(tag)-\(info.partPath)-\(String(generator.next() as UInt32, radix: 16))"
+            }
+            let descriptor = openat(scratch.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if descriptor >= 0 {
+                current = (FileDescriptor(rawValue: descriptor), name)
+                return true
+            }
+            let code = errno
+            if code == EINTR || code == EEXIST { continue }
+            throw DeliveryError(errno: Errno(rawValue: code), operation: "create temporary file", path: scratchPath + "/" + name)
+        }
+        throw DeliveryError(code: .nameExhausted, message: "no free temporary name in \(scratchPath); remove stale .docroute-mail-* files there", path: scratchPath)
+    }
+
+    func attachmentBytes(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let current else { return }
+        if currentSize + Int64(bytes.count) > maximumSize {
+            // Over the limit: stop writing and give the space back now rather than at the end.
+            currentOversized = true
+            self.current = nil
+            SystemCall.close(current.descriptor)
+            _ = unlinkat(scratch.rawValue, current.name, 0)
+            return
+        }
+        try SystemCall.writeAll(current.descriptor, bytes, describing: scratchPath + "/" + current.name)
+        currentSize += Int64(bytes.count)
+    }
+
+    func endAttachment(_ info: MailAttachmentInfo, size: Int64, damage: AttachmentDamage) throws {
+        if currentOversized {
+            currentOversized = false
+            oversized.append(info)
+            logger.debug("attachment over the size limit skipped", metadata: [
+                "part": "\(info.partPath)", "name": "\(info.fileName)", "limit": "\(maximumSize)",
+            ])
+            return
+        }
+        guard let finished = current else { return }
+        current = nil
+        SystemCall.close(finished.descriptor)
+        attachments.append(MaildirAttachment(
+            temporaryName: finished.name, temporaryPath: scratchPath + "/" + finished.name,
+            fileName: info.fileName, mimeType: info.mimeType, size: size, partPath: info.partPath,
+            damage: damage, envelope: info.message, enclosingMessage: info.enclosingMessage,
+            originalFilename: info.originalFileName ?? info.fileName
+        ))
+    }
+
+    /// After a failure: closes the open file and removes every file this sink made.
+    func discardAll() {
+        if let current {
+            SystemCall.close(current.descriptor)
+            _ = unlinkat(scratch.rawValue, current.name, 0)
+        }
+        current = nil
+        for attachment in attachments {
+            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+        }
+        attachments = []
+    }
+}

@@ -1,0 +1,48 @@
+/// One attachment, as known when its part begins (before any of its bytes).
+public struct MailAttachmentInfo: Sendable, Hashable {
+    /// How the part was marked.
+    public enum Disposition: String, Sendable, Hashable {
+        /// `Content-Disposition: attachment`.
+        case attachment
+        /// `Content-Disposition: inline` with a file name.
+        case inline
+        /// No (or an unknown) disposition, but a file name (`Content-Type: …; name=`).
+        case unspecified
+    }
+
+    /// The part's path as IMAP numbers it (`1`, `2.1`, `3.1.2`): stable for a given message, so it
+    /// identifies the attachment across runs (with the Message-ID).
+    public var partPath: String
+    /// The file name made safe: never empty, never a path, no control characters (``AttachmentFileName``).
+    public var fileName: String
+    /// The file name as the mail gave it, decoded but not made safe; nil when the part had none.
+    /// Data for display and annotations, never for a path.
+    public var originalFileName: String?
+    /// The part's `Content-Type` without parameters, lowercased (`application/pdf`): a hint for typing.
+    /// `application/octet-stream` when the header is missing or malformed.
+    public var mimeType: String
+    /// The part's disposition.
+    public var disposition: Disposition
+    /// The part's `Content-Transfer-Encoding`, lowercased (`base64`, `quoted-printable`, `7bit`).
+    public var transferEncoding: String
+    /// The envelope of the message being parsed (the outermost one).
+    public var message: MailEnvelope
+    /// For a part inside a forwarded message (`message/rfc822`), the envelope of the innermost
+    /// message holding it; nil for parts of the outer message.
+    public var enclosingMessage: MailEnvelope?
+
+    /// Creates an attachment description.
+    public init(
+        partPath: String, fileName: String, originalFileName: String?, mimeType: String, disposition: Disposition,
+        transferEncoding: String, message: MailEnvelope, enclosingMessage: MailEnvelope?
+    ) {
+        self.partPath = partPath
+        self.fileName = fileName
+        self.originalFileName = originalFileName
+        self.mimeType = mimeType
+        self.disposition = disposition
+        self.transferEncoding = transferEncoding
+        self.message = message
+        self.enclosingMessage = enclosingMessage
+    }
+}

@@ -1,0 +1,139 @@
+import DocRouteMail
+import Foundation
+import Testing
+
+/// An attachment as a test sees it: what began, every byte, how it ended.
+struct CollectedAttachment {
+    var info: MailAttachmentInfo
+    var bytes: [UInt8] = []
+    var size: Int64 = -1
+    var damage: AttachmentDamage = []
+    var ended = false
+}
+
+/// Keeps every attachment's bytes in memory (test messages are small), checking the sink contract.
+final class CollectingSink: AttachmentSink {
+    var attachments: [CollectedAttachment] = []
+    var skipping: (MailAttachmentInfo) -> Bool = { _ in false }
+    var inAttachment = false
+    var largestWrite = 0
+
+    func beginAttachment(_ info: MailAttachmentInfo) throws -> Bool {
+        #expect(!inAttachment, "an attachment began inside another")
+        if skipping(info) { return false }
+        inAttachment = true
+        attachments.append(CollectedAttachment(info: info))
+        return true
+    }
+
+    func attachmentBytes(_ bytes: UnsafeRawBufferPointer) throws {
+        #expect(inAttachment, "bytes outside an attachment")
+        largestWrite = max(largestWrite, bytes.count)
+        attachments[attachments.count - 1].bytes += bytes
+    }
+
+    func endAttachment(_ info: MailAttachmentInfo, size: Int64, damage: AttachmentDamage) throws {
+        #expect(inAttachment)
+        #expect(info == attachments.last?.info)
+        inAttachment = false
+        attachments[attachments.count - 1].size = size
+        attachments[attachments.count - 1].damage = damage
+        attachments[attachments.count - 1].ended = true
+    }
+}
+
+/// Parses `message` fed in chunks of `chunkSize` bytes.
+func parse(_ message: [UInt8], chunkSize: Int = 4096, limits: MailParser.Limits = .init(), sink: CollectingSink = CollectingSink()) throws -> (MailSummary, [CollectedAttachment]) {
+    var parser = MailParser(sink: sink, limits: limits)
+    var offset = 0
+    while offset < message.count {
+        let end = min(message.count, offset + max(1, chunkSize))
+        try parser.feed(message[offset..<end])
+        offset = end
+    }
+    let summary = try parser.finish()
+    for attachment in sink.attachments {
+        #expect(attachment.ended, "attachment \(attachment.info.partPath) never ended")
+        #expect(attachment.size == Int64(attachment.bytes.count))
+    }
+    return (summary, sink.attachments)
+}
+
+func parse(_ text: String, chunkSize: Int = 4096, limits: MailParser.Limits = .init()) throws -> (MailSummary, [CollectedAttachment]) {
+    try parse(Array(text.utf8), chunkSize: chunkSize, limits: limits)
+}
+
+/// Text with its line breaks made CRLF, as mail on the wire has them.
+func crlf(_ text: String) -> String {
+    text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
+}
+
+enum Fixtures {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs a fixture script with python3; its standard output.
+    @discardableResult
+    static func python(_ script: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", folder.appendingPathComponent(script).path] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "python3 \(script) \(arguments.joined(separator: " ")) failed: \(errorText)")
+        }
+        return data
+    }
+
+    /// A new empty folder under /tmp, removed by `body`'s end.
+    static func withTemporaryFolder<T>(_ body: (String) throws -> T) throws -> T {
+        var template = Array("/tmp/docroute-mail-test.XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
+        let path = String(cString: created)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try body(path)
+    }
+
+    /// What compose.py says a reader must find in a message.
+    struct Expectation: Decodable {
+        struct Envelope: Decodable {
+            var from: String?
+            var subject: String?
+            var messageID: String?
+            var date: String?
+        }
+
+        struct Attachment: Decodable {
+            var partPath: String
+            var fileName: String?
+            var mimeType: String
+            var file: String
+        }
+
+        var envelope: Envelope
+        var attachments: [Attachment]
+
+        static func load(_ folder: String) throws -> Expectation {
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/expected.json"))
+            return try JSONDecoder().decode(Expectation.self, from: data)
+        }
+
+        func payload(_ attachment: Attachment) throws -> [UInt8] {
+            Array(try Data(contentsOf: URL(fileURLWithPath: attachment.file)))
+        }
+    }
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+}

@@ -1,0 +1,175 @@
+import DocRouteCore
+import DocRouteMail
+import DocRouteProtocol
+import Foundation
+import Logging
+import SystemPackage
+import Testing
+
+/// A Maildir filled the way an MDA fills one (Python's mailbox.Maildir), read back through the
+/// pieces the intake uses: the layout, the extractor, the read-name rename.
+@Suite struct MaildirExtractionTests {
+    struct Delivered: Decodable {
+        var name: String
+        var expected: String
+    }
+
+    static let logger = Logger(label: "test.maildir")
+
+    func openFolder(_ path: String) throws -> FileDescriptor {
+        try SystemCall.openDirectory(FilePath(path))
+    }
+
+    @Test func everyAttachmentOfEveryMailboxArrivesAndTheMessageEndsRead() throws {
+        try Fixtures.withTemporaryFolder { folder in
+            let root = folder + "/Maildir"
+            let scratchPath = folder + "/scratch"
+            try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
+            let data = try Fixtures.python("compose.py", ["maildir", root, folder + "/expected"])
+            let delivered = try JSONDecoder().decode([String: [Delivered]].self, from: data)
+            // A delivery in progress sits in tmp/: it must never be taken.
+            try Data("From: partial\r\n".utf8).write(to: URL(fileURLWithPath: root + "/tmp/1.partial.host"))
+
+            let rootFD = try openFolder(root)
+            defer { try? rootFD.close() }
+            let mailboxes = MaildirLayout.mailboxes(in: rootFD.rawValue)
+            #expect(mailboxes.map(\.name) == ["INBOX", "Work.Reports", "Été"])
+            #expect(mailboxes.map(\.newPath) == ["new", ".Work.Reports/new", ".&AMk-t&AOk-/new"])
+
+            let scratch = try openFolder(scratchPath)
+            defer { try? scratch.close() }
+            let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Self.logger)
+            var total = 0
+            for mailbox in mailboxes {
+                let newFolder = try openFolder(root + "/" + mailbox.newPath)
+                let curFolder = try openFolder(root + "/" + mailbox.curPath)
+                defer {
+                    try? newFolder.close()
+                    try? curFolder.close()
+                }
+                let names = DirectoryListing.entries(of: newFolder.rawValue).map(\.name).filter(MaildirMessageName.isMessage)
+                let expectedMessages = try #require(delivered[mailbox.name])
+                #expect(Set(names.map { String(decoding: $0, as: UTF8.self) }) == Set(expectedMessages.map(\.name)))
+                for message in expectedMessages {
+                    let name = Array(message.name.utf8)
+                    let file = try IntakeFile.open(name: name, in: newFolder.rawValue, maxSize: .max).get()
+                    let extraction = try extractor.extract(message: FileDescriptor(rawValue: file.descriptor), messagePath: root + "/" + mailbox.newPath + "/" + message.name)
+                    close(file.descriptor)
+                    let expected = try Fixtures.Expectation.load(message.expected)
+                    #expect(!extraction.summary.isMalformed)
+                    #expect(extraction.oversized.isEmpty)
+                    #expect(extraction.attachments.map(\.partPath) == expected.attachments.map(\.partPath))
+                    for (attachment, wanted) in zip(extraction.attachments, expected.attachments) {
+                        #expect(try readFile(attachment.temporaryPath) == (try expected.payload(wanted)), "\(mailbox.name) part \(wanted.partPath)")
+                        #expect(attachment.fileName == AttachmentFileName.sanitize(wanted.fileName ?? ""))
+                        #expect(attachment.mimeType == wanted.mimeType)
+                        #expect(attachment.size == Int64(try expected.payload(wanted).count))
+                        #expect(attachment.temporaryName.hasPrefix(".docroute-mail-"))
+                        let status = try FileManager.default.attributesOfItem(atPath: attachment.temporaryPath)
+                        #expect((status[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+                        let annotation = attachment.annotation
+                        #expect(annotation["from"] == expected.envelope.from.map(PropertyListValue.string))
+                        #expect(annotation["subject"] == expected.envelope.subject.map(PropertyListValue.string))
+                        #expect(annotation["messageID"] == expected.envelope.messageID.map(PropertyListValue.string))
+                        #expect(annotation["date"] == expected.envelope.date.map(PropertyListValue.string))
+                        #expect(annotation["originalFilename"] == .string(wanted.fileName ?? attachment.fileName))
+                        #expect(annotation["partPath"] == .string(wanted.partPath))
+                        total += 1
+                    }
+                    extraction.removeTemporaryFiles(in: scratch)
+                    let outcome = try MaildirMessageName.markRead(name, newFolder: newFolder, curFolder: curFolder, describing: message.name)
+                    #expect(outcome == .moved(to: Array((message.name + ":2,S").utf8)))
+                }
+                #expect(DirectoryListing.entries(of: newFolder.rawValue).isEmpty)
+            }
+            #expect(total == 7 + 3 + 7 + 3)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratchPath).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/tmp") == ["1.partial.host"])
+
+            // A mail client (Python's mailbox here) sees every message read, in cur/.
+            struct Seen: Decodable, Equatable {
+                var subdir: String
+                var flags: String
+            }
+            let flags = try JSONDecoder().decode([String: [Seen]].self, from: try Fixtures.python("compose.py", ["flags", root]))
+            #expect(flags["INBOX"] == [Seen(subdir: "cur", flags: "S")])
+            #expect(flags["&AMk-t&AOk-"] == [Seen(subdir: "cur", flags: "S")])
+            #expect(flags["Work.Reports"] == [Seen(subdir: "cur", flags: "S"), Seen(subdir: "cur", flags: "S")])
+        }
+    }
+
+    func withRichMessage(_ body: (_ message: FileDescriptor, _ scratch: FileDescriptor, _ scratchPath: String, _ expected: Fixtures.Expectation) throws -> Void) throws {
+        try Fixtures.withTemporaryFolder { folder in
+            try Fixtures.python("compose.py", ["message", "rich", folder + "/rich"])
+            let scratchPath = folder + "/scratch"
+            try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
+            let scratch = try openFolder(scratchPath)
+            defer { try? scratch.close() }
+            let message = try FileDescriptor.open(FilePath(folder + "/rich/message.eml"), .readOnly)
+            defer { try? message.close() }
+            try body(message, scratch, scratchPath, try Fixtures.Expectation.load(folder + "/rich"))
+        }
+    }
+
+    @Test func unwantedAndOversizedAttachmentsLeaveNoFiles() throws {
+        try withRichMessage { message, scratch, scratchPath, expected in
+            let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, maximumAttachmentSize: 25_000, logger: Self.logger)
+            let extraction = try extractor.extract(message: message, messagePath: "rich.eml") { $0.partPath != "6" }
+            #expect(extraction.attachments.map(\.partPath) == ["3", "4", "7.3"])
+            #expect(extraction.oversized.map(\.partPath) == ["2", "5", "7.2"])
+            #expect(extraction.summary.attachments.count == 7)
+            let files = try FileManager.default.contentsOfDirectory(atPath: scratchPath).sorted()
+            #expect(files == extraction.attachments.map(\.temporaryName).sorted())
+            let four = try #require(expected.attachments.first { $0.partPath == "4" })
+            #expect(try readFile(extraction.attachments[1].temporaryPath) == (try expected.payload(four)))
+            extraction.removeTemporaryFiles(in: scratch)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratchPath).isEmpty)
+        }
+    }
+
+    @Test func failuresThrowDeliveryErrorsAndLeaveNothingBehind() throws {
+        try withRichMessage { message, scratch, scratchPath, _ in
+            let broken = MaildirAttachmentExtractor(scratch: FileDescriptor(rawValue: -1), scratchPath: "/nowhere", logger: Self.logger)
+            let error = try #require(throws: DeliveryError.self) { try broken.extract(message: message, messagePath: "rich.eml") }
+            #expect(error.errno == .badFileDescriptor)
+            #expect(error.message.contains("create temporary file"))
+
+            let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Self.logger)
+            let unreadable = try #require(throws: DeliveryError.self) {
+                try extractor.extract(message: FileDescriptor(rawValue: -1), messagePath: "gone.eml")
+            }
+            #expect(unreadable.path == "gone.eml")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratchPath).isEmpty)
+        }
+    }
+
+    @Test func messageThatDisappearsIsNotAnError() throws {
+        try Fixtures.withTemporaryFolder { folder in
+            for sub in ["new", "cur", "tmp"] {
+                try FileManager.default.createDirectory(atPath: folder + "/" + sub, withIntermediateDirectories: false)
+            }
+            let newFolder = try openFolder(folder + "/new")
+            let curFolder = try openFolder(folder + "/cur")
+            defer {
+                try? newFolder.close()
+                try? curFolder.close()
+            }
+            let name = Array("1.gone.host".utf8)
+            #expect(IntakeFile.open(name: name, in: newFolder.rawValue, maxSize: .max).failureValue == .vanished)
+            #expect(try MaildirMessageName.markRead(name, newFolder: newFolder, curFolder: curFolder, describing: "gone") == .vanished)
+
+            // A name already taken in cur/ is never replaced.
+            try Data("a".utf8).write(to: URL(fileURLWithPath: folder + "/new/2.host"))
+            try Data("b".utf8).write(to: URL(fileURLWithPath: folder + "/cur/2.host:2,S"))
+            #expect(try MaildirMessageName.markRead(Array("2.host".utf8), newFolder: newFolder, curFolder: curFolder, describing: "2") == .nameTaken(Array("2.host:2,S".utf8)))
+            #expect(try readFile(folder + "/cur/2.host:2,S") == Array("b".utf8))
+            #expect(FileManager.default.fileExists(atPath: folder + "/new/2.host"))
+        }
+    }
+}
+
+extension Result {
+    var failureValue: Failure? {
+        if case .failure(let failure) = self { failure } else { nil }
+    }
+}
