@@ -85,7 +85,9 @@ actor IntakePipeline {
                 fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
             }
             let kind = info.st_mode & S_IFMT
-            if found && kind != S_IFREG && kind != S_IFDIR { enqueue(.init(folder: folder, name: name)) }
+            // A new hard link to an existing file is complete at once and sees no close-after-write.
+            let hardLink = kind == S_IFREG && info.st_nlink > 1
+            if found && (hardLink || (kind != S_IFREG && kind != S_IFDIR)) { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name):
             if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
         case .removed:
