@@ -59,7 +59,7 @@ install: release
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 bench: release
-	$$($(SWIFT) build -c release --show-bin-path)/docroute-bench all
+	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all
 
 clean:
 	rm -rf .build run
