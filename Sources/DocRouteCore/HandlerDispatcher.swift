@@ -18,6 +18,9 @@ public actor HandlerDispatcher {
         var inFlight: [String: Int64] = [:]
         var pumping = false
         var repump = false
+        /// Nothing but `subscribed` and then `launch` may go out first: until both are sent, a
+        /// commit arriving meanwhile (the actor is re-entered while the ledger is read) waits.
+        var launched = false
     }
 
     let store: any DeliveryStore
@@ -68,6 +71,7 @@ public actor HandlerDispatcher {
             } else {
                 connection.send(.plainLaunch)
             }
+            subscriptions[key]?.launched = true
             logger.info("handler subscribed", metadata: ["bundle-id": "\(handler.bundleIdentifier)", "pending": "\(pending)", "peer": "\(connection.credentials)"])
         } catch {
             subscriptions[key] = nil
@@ -126,7 +130,7 @@ public actor HandlerDispatcher {
     }
 
     func pump(_ key: String, bundleIdentifier: String) async {
-        guard let subscription = subscriptions[key] else { return }
+        guard let subscription = subscriptions[key], subscription.launched else { return }
         if subscription.pumping {
             // A pump is already reading the ledger; make it look again before it stops.
             subscriptions[key]?.repump = true

@@ -27,6 +27,9 @@ struct DocRouted: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
+        // A SIGHUP before the reload handler is in place must not end the daemon (the default
+        // action); it would only ask for a reload of what is being loaded anyway.
+        signal(SIGHUP, SIG_IGN)
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level).bootstrap()
         let logger = Logger(label: "docrouted")

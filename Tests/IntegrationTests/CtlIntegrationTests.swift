@@ -219,7 +219,7 @@ import Glibc
     }
 
     @Test func theMoleculesManifestStartsDocroutectlAsItIs() throws {
-        let harness = try DaemonHarness()
+        let harness = try DaemonHarness(launchCommands: true)
         defer { harness.remove() }
         // The launch command finds docroutectl on docrouted's PATH, as `make run` and the units arrange.
         try harness.start(environment: ["PATH": DaemonHarness.binDirectory + ":/usr/local/bin:/usr/bin:/bin"])

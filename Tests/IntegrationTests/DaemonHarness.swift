@@ -29,7 +29,9 @@ final class DaemonHarness: @unchecked Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     }
 
-    init(extraConfig: String = "", sampleHandlers: Bool = true) throws {
+    /// `launchCommands: false` (the default) strips `DocRouteLaunchCommand` from the sample
+    /// manifests, so no launched handler races a test for the documents it is checking.
+    init(extraConfig: String = "", sampleHandlers: Bool = true, launchCommands: Bool = false) throws {
         var template = Array("/tmp/docroute-it-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
         root = String(cString: made)
@@ -45,7 +47,16 @@ final class DaemonHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
         if sampleHandlers {
             for name in try FileManager.default.contentsOfDirectory(atPath: Self.repositoryRoot + "/config/handlers") {
-                try FileManager.default.copyItem(atPath: Self.repositoryRoot + "/config/handlers/" + name, toPath: handlers + "/" + name)
+                let target = handlers + "/" + name
+                try FileManager.default.copyItem(atPath: Self.repositoryRoot + "/config/handlers/" + name, toPath: target)
+                if !launchCommands {
+                    var text = try String(contentsOfFile: target, encoding: .utf8)
+                    if let start = text.range(of: "<key>DocRouteLaunchCommand</key>"),
+                       let end = text.range(of: "</array>", range: start.upperBound..<text.endIndex) {
+                        text.removeSubrange(start.lowerBound..<end.upperBound)
+                        try text.write(toFile: target, atomically: true, encoding: .utf8)
+                    }
+                }
             }
         }
         let config = """

@@ -89,9 +89,9 @@ import Glibc
         try harness.start()
         try harness.drop("keep.pdb", Self.pdb)
         #expect(harness.waitForInboxDrained())
-        var (client, _) = try subscribe(harness)
+        var (client, subscribed) = try subscribe(harness)
         let launch = try #require(client.readMessage())
-        let id = try #require(launch["deliveryID"] as? String)
+        let id = try #require(launch["deliveryID"] as? String, "\(subscribed) \(launch)\n\(harness.daemonLog.suffix(3000))")
         client.close()
         harness.crash()
         try harness.start()
@@ -247,7 +247,7 @@ import Glibc
     }
 
     @Test func aHandlerIsLaunchedWhenADocumentArrives() throws {
-        let harness = try DaemonHarness()
+        let harness = try DaemonHarness(launchCommands: true)
         defer { harness.remove() }
         // The sample Molecules manifest launches `docroutectl subscribe … --count 1`; point it at a script
         // that records what it received.
