@@ -68,9 +68,6 @@ public final class RoutingDaemon: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         try await backend.recover()
-        let server = SocketServer(group: group, responder: self, maxConnections: configuration.maxConnections, logger: logger)
-        try await server.start(endpoint)
-        self.server.withLockedValue { $0 = server }
         try await watcher.start(on: group)
         try await manifestWatcher.start(on: group)
         do {
@@ -79,6 +76,10 @@ public final class RoutingDaemon: Sendable {
             logger.warning("handler manifests will be reloaded on SIGHUP only: \(error)")
         }
         await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
+        // The socket last: a client that can connect finds everything else in place.
+        let server = SocketServer(group: group, responder: self, maxConnections: configuration.maxConnections, logger: logger)
+        try await server.start(endpoint)
+        self.server.withLockedValue { $0 = server }
         _ = try? notifier?.ready()
         await refreshStatus()
         let registry = routing.withLockedValue { $0.registry }

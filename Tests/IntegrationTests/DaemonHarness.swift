@@ -93,8 +93,10 @@ final class DaemonHarness: @unchecked Sendable {
         self.process = process
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if let client = try? LineClient(path: socket) {
+            // Ready means the socket answers and the daemon said so (its signal handlers are set then).
+            if daemonLog.contains("docrouted ready"), let client = try? LineClient(path: socket) {
                 client.close()
+                usleep(20_000)
                 return
             }
             guard process.isRunning else { throw HarnessError("docrouted exited with \(process.terminationStatus):\n\(daemonLog)") }
