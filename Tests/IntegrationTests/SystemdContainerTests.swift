@@ -55,9 +55,10 @@ import Glibc
             print("systemd container test skipped by the script: \(reason)")
             return
         }
+        // The whole output is printed above; the issue carries the script's own summary.
+        let summary = text.range(of: "\nsummary (").map { String(text[$0.lowerBound...]) } ?? String(text.suffix(4000))
         #expect(process.terminationReason == .exit && process.terminationStatus == 0,
-                "systemd-container-test.sh ended with \(process.terminationStatus):\n\(text.suffix(6000))")
-        #expect(text.contains("PASS: docroute under systemd in a container"))
-        #expect(!text.contains("\nFAIL"), "\(text.suffix(6000))")
+                "systemd-container-test.sh ended with \(process.terminationStatus):\(summary)")
+        #expect(text.contains("PASS: docroute under systemd in a container"), "the script did not reach its end")
     }
 }
