@@ -14,7 +14,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
 	python3 inotify-tools socat systemd file
 
-.PHONY: help deps build release run test chaos bench clean install
+.PHONY: help deps build release run test chaos container-test bench clean install
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
@@ -51,7 +51,12 @@ test: deps
 	# Unit suites, then the integration suites (real daemons, blocking waits) on their own, so
 	# their waits never starve the async tests of the two-core machine's cooperative threads.
 	$(SWIFT) test --skip-build --skip IntegrationTests
-	$(SWIFT) test --skip-build --filter IntegrationTests
+	DOCROUTE_SKIP_CONTAINER=$${DOCROUTE_SKIP_CONTAINER:-1} $(SWIFT) test --skip-build --filter IntegrationTests
+
+# A real systemd in a Debian bookworm container (root; debootstrap, systemd-nspawn, a static release
+# build): socket activation, journal fields, watchdog restart. See scripts/systemd-container-test.sh.
+container-test: deps
+	scripts/systemd-container-test.sh
 
 # The long forms: 20,000-file crash test with ten restarts.
 chaos: deps

@@ -60,10 +60,14 @@ public final class DeliveryBatch: Sendable {
     let serial = Mutex(())
 
     /// Creates a batch deliverer writing to `ledger`.
-    public init(ledger: DeliveryLedger, options: Options = Options(), logger: Logger) {
+    /// `folderMode` is given to sandbox folders the batch creates (0o770 when docrouted is not
+    /// root and reaches handlers' folders through their group).
+    public init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o750, logger: Logger) {
         self.ledger = ledger
         self.options = options
-        self.writer = SandboxWriter(copyMethod: options.copyMethod)
+        var writer = SandboxWriter(copyMethod: options.copyMethod)
+        writer.folderMode = folderMode
+        self.writer = writer
         self.logger = logger
     }
 

@@ -22,7 +22,7 @@ public final class LedgerBackend: DeliveryBackend {
         self.logger = logger
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
         ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
-        batch = DeliveryBatch(ledger: ledger, logger: logger)
+        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
@@ -92,11 +92,14 @@ public final class LedgerBackend: DeliveryBackend {
         for document in documents where seen.insert(document.containerRoot).inserted {
             let root = document.containerRoot
             guard root.hasPrefix(configuration.containersDirectory + "/"), !FileManager.default.fileExists(atPath: root) else { continue }
-            guard mkdir(root, 0o750) == 0 || errno == EEXIST else {
+            guard mkdir(root, HandlerLauncher.sandboxFolderMode) == 0 || errno == EEXIST else {
                 logger.error("sandbox cannot be created: \(String(cString: strerror(errno)))", metadata: ["path": "\(root)"])
                 continue
             }
-            if let owner = document.owner { chown(root, owner.uid, owner.gid) }
+            if let owner = document.owner {
+                chown(root, owner.uid, owner.gid)
+                chmod(root, HandlerLauncher.sandboxFolderMode)
+            }
         }
     }
 

@@ -77,10 +77,12 @@ struct DaemonService: Service {
     let logger: Logger
 
     func run() async throws {
+        // Trap SIGHUP before READY=1 can go out: a reload asked for at once must be a reload.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         try await daemon.start(listeningOn: endpoint)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                for await _ in hangups {
                     logger.info("SIGHUP: reloading handlers")
                     await daemon.reload()
                 }
