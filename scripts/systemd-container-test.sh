@@ -359,12 +359,13 @@ if wait_for_file "$sandbox/1abc.pdb" 20 && cmp -s "$work/1abc.pdb" "$sandbox/1ab
 else
     fail "dropped 1abc.pdb arrived in $sandbox"
 fi
-# Copies belong to the handler's user (molecules: root), handed over with CAP_CHOWN.
+# Copies belong to the handler's user (molecules: root), handed over with CAP_CHOWN; the group is
+# docrouted's own (the daemon is not root, and reaches handlers' folders through their group bits).
 owner=$(in_container stat -c '%U:%G %a' "${sandbox#"$ctr"}/1abc.pdb" 2>/dev/null || echo missing)
-if [ "${owner%% *}" = root:root ]; then
+if [ "${owner%% *}" = root:docroute ]; then
     pass "the copy belongs to the handler's user ($owner)"
 else
-    fail "the copy belongs to the handler's user root:root (found $owner)"
+    fail "the copy belongs to the handler's user, group docroute: root:docroute (found $owner)"
 fi
 if client subscribe "$sock" "$molecules" --expect 1abc.pdb --ack --timeout 20 --linger 1 >"$work/subscribe1.log" 2>&1; then
     first=$(grep -m1 '1abc.pdb' "$work/subscribe1.log")

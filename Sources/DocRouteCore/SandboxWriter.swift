@@ -179,6 +179,8 @@ public struct SandboxWriter: Sendable {
                 if created, let owner {
                     do {
                         try SystemCall.changeOwner(child, userID: owner.userID, groupID: owner.groupID, describing: path.string)
+                        // The service's umask (0077) took the group bits that let docrouted back in.
+                        try SystemCall.changeMode(child, folderMode, describing: path.string)
                     } catch {
                         SystemCall.close(child)
                         throw error
