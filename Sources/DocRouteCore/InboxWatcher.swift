@@ -50,16 +50,19 @@ public final class InboxWatcher: Sendable {
     public let events: AsyncStream<Event>
     let continuation: AsyncStream<Event>.Continuation
 
-    static let mask: UInt32 = docroute_in_close_write | docroute_in_moved_to | docroute_in_create
-        | docroute_in_delete | docroute_in_moved_from
+    static let arrivals: UInt32 = docroute_in_close_write | docroute_in_moved_to | docroute_in_create
         | docroute_in_delete_self | docroute_in_move_self | docroute_in_onlydir | docroute_in_dont_follow
         | docroute_in_excl_unlink
+    let mask: UInt32
 
-    public init(logger: Logger) throws {
+    /// `reportRemovals` adds deletions and renames out of a folder (``Event/removed(_:name:)``):
+    /// the handlers directory needs them; inboxes do not, and skip one event per delivered file.
+    public init(logger: Logger, reportRemovals: Bool = false) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw WatchError(path: "inotify", errno: errno) }
         self.descriptor = fd
         self.logger = logger
+        self.mask = Self.arrivals | (reportRemovals ? docroute_in_delete | docroute_in_moved_from : 0)
         (self.events, self.continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
     }
 
@@ -80,7 +83,7 @@ public final class InboxWatcher: Sendable {
     /// Adds a watch; events for it carry `folder`. Watching the same inode twice replaces the folder.
     @discardableResult
     public func watch(_ folder: WatchedFolder) throws -> Int32 {
-        let wd = inotify_add_watch(descriptor, folder.path, Self.mask)
+        let wd = inotify_add_watch(descriptor, folder.path, mask)
         guard wd >= 0 else { throw WatchError(path: folder.path, errno: errno) }
         folders.withLockedValue { $0[wd] = folder }
         return wd
