@@ -2,7 +2,9 @@ import Foundation
 
 extension DeliveryBatch {
     /// The annotation of a delivered file: the caller's extra entries, then `mailbox`,
-    /// `originalFilename` and `size` (which win over extra entries of the same key).
+    /// `originalFilename` and `size` (which win over extra entries of the same key, except an
+    /// `originalFilename` the caller gives: a mail part's name as the mail spelled it, before it
+    /// was made safe).
     static func annotation(mailbox: String, originalFilename: String, size: Int64, extra: String?) -> String {
         guard let extra, !extra.isEmpty,
               let object = try? JSONSerialization.jsonObject(with: Data(extra.utf8)) as? [String: Any],
@@ -13,7 +15,7 @@ extension DeliveryBatch {
         }
         var merged = object
         merged["mailbox"] = mailbox
-        merged["originalFilename"] = originalFilename
+        if !(merged["originalFilename"] is String) { merged["originalFilename"] = originalFilename }
         merged["size"] = size
         guard let data = try? JSONSerialization.data(withJSONObject: merged, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return annotation(mailbox: mailbox, originalFilename: originalFilename, size: size, extra: nil)

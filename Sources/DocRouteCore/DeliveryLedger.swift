@@ -299,4 +299,16 @@ public final class DeliveryLedger: Sendable {
                 """, arguments: [messageID, partPath])
         }
     }
+
+    /// The part paths of message `messageID` delivered into `mailbox` (committed or later): one
+    /// indexed read per message, so a message re-read after a crash skips what is done.
+    public func deliveredParts(messageID: String, mailbox: String) throws -> Set<String> {
+        try read("look up a message's delivered attachments") { db in
+            let paths = try String.fetchAll(db, sql: """
+                SELECT partPath FROM delivery
+                WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
+                """, arguments: [messageID, mailbox])
+            return Set(paths)
+        }
+    }
 }

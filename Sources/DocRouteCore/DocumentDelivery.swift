@@ -18,10 +18,18 @@ public struct DocumentDelivery: Sendable {
     public var owner: (uid: UInt32, gid: UInt32)?
     public var sourceApplication: String
     public var annotation: [String: PropertyListValue]
+    /// The name the copy takes (before the name rule); nil for the source's own name. A mail
+    /// attachment's source is a scratch file, so its safe file name comes from here.
+    public var fileName: String?
+    /// For a mail attachment: the message's key (its Message-ID) and the part, so a restart after a
+    /// crash never delivers the same part twice.
+    public var messageID: String?
+    public var partPath: String?
 
     public init(source: IntakeFile, sourceFolder: Int32?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
-                owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue]) {
+                owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
+                fileName: String? = nil, messageID: String? = nil, partPath: String? = nil) {
         self.source = source
         self.sourceFolder = sourceFolder
         self.sourceName = sourceName
@@ -34,6 +42,9 @@ public struct DocumentDelivery: Sendable {
         self.owner = owner
         self.sourceApplication = sourceApplication
         self.annotation = annotation
+        self.fileName = fileName
+        self.messageID = messageID
+        self.partPath = partPath
     }
 }
 
@@ -59,6 +70,8 @@ public protocol DeliveryBackend: DeliveryStore {
     func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
     /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.
     func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws
+    /// The part paths of message `messageID` already delivered into `mailbox` (committed or later).
+    func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String>
     /// Counts for status: per handler delivered today, pending.
     func statistics() async -> [String: JSONValue]
 }

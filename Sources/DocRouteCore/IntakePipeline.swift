@@ -22,8 +22,13 @@ actor IntakePipeline {
     /// Open descriptors of watched folders, by path.
     var folders: [String: Int32] = [:]
     var attempts: [ArrivalQueue.Arrival: Int] = [:]
+    /// Reads Maildir messages into scratch files; nil when no inbox is a Maildir.
+    var mailReader: MaildirMessageReader?
+    /// Messages (and parts) already reported as not deliverable, so a rescan does not repeat it.
+    var reportedMessages: Set<String> = []
+    var malformedMessageCount = 0
 
-    private(set) var deliveredCount = 0
+    var deliveredCount = 0
     let wake: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
     var stopped = false
@@ -41,6 +46,14 @@ actor IntakePipeline {
     func start(routing: @escaping @Sendable () -> RoutingDaemon.Routing, dispatcher: HandlerDispatcher) async {
         self.routing = routing
         self.dispatcher = dispatcher
+        if configuration.inboxes.contains(where: { $0.kind == .maildir }) {
+            do {
+                mailReader = try MaildirMessageReader(stateDirectory: configuration.stateDirectory,
+                                                      maximumAttachmentSize: configuration.maxFileSize, logger: logger)
+            } catch {
+                logger.error("maildir inboxes are not served: \(error)")
+            }
+        }
         for index in configuration.inboxes.indices { watchInbox(index) }
         let events = watcher.events
         Task { [weak self] in
@@ -76,8 +89,12 @@ actor IntakePipeline {
     func handle(_ event: InboxWatcher.Event) {
         switch event {
         case .arrived(let folder, let name):
-            enqueue(.init(folder: folder, name: name))
+            if folder.role == .drop || folder.role == .maildirNew { enqueue(.init(folder: folder, name: name)) }
         case .created(let folder, let name):
+            // An MDA of the original Maildir kind (qmail, Python's mailbox) links the finished
+            // message from tmp/ into new/: a complete file that sees no close-after-write.
+            if folder.role == .maildirNew { return enqueue(.init(folder: folder, name: name)) }
+            guard folder.role == .drop else { return }
             // Only entries that will never see a close-after-write are taken now.
             guard let fd = folders[folder.path] else { return }
             var info = stat()
@@ -89,14 +106,19 @@ actor IntakePipeline {
             let hardLink = kind == S_IFREG && info.st_nlink > 1
             if found && (hardLink || (kind != S_IFREG && kind != S_IFDIR)) { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name):
-            if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
+            switch folder.role {
+            case .drop: if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
+            case .maildirRoot: maildirEntryAppeared(folder.inbox, name: name)
+            case .maildirFolder: if name == Array(MaildirLayout.newFolder.utf8) { maildirNewAppeared(in: folder) }
+            case .maildirNew: break
+            }
         case .removed:
             break
         case .overflow:
             for index in configuration.inboxes.indices { scanInbox(index) }
         case .folderGone(let folder):
             if let fd = folders.removeValue(forKey: folder.path) { close(fd) }
-            if folder.mailbox == nil {
+            if folder.role == .maildirRoot || (folder.role == .drop && folder.mailbox == nil) {
                 logger.warning("inbox folder went away; re-creating and watching it again", metadata: ["path": "\(folder.path)"])
                 watchInbox(folder.inbox)
             }
@@ -107,6 +129,7 @@ actor IntakePipeline {
     /// between the two is missed).
     func watchInbox(_ index: Int) {
         let inbox = configuration.inboxes[index]
+        if inbox.kind == .maildir { return watchMaildir(index) }
         do {
             try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
             let folder = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
@@ -121,6 +144,7 @@ actor IntakePipeline {
 
     func scanInbox(_ index: Int) {
         let inbox = configuration.inboxes[index]
+        if inbox.kind == .maildir { return scanMaildir(index) }
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
         guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
         var found = 0
@@ -169,9 +193,15 @@ actor IntakePipeline {
 
     func process(_ batch: [ArrivalQueue.Arrival]) async {
         guard let snapshot = routing?() else { return }
+        let messages = batch.filter { $0.folder.role == .maildirNew }
+        if !messages.isEmpty {
+            for start in stride(from: 0, to: messages.count, by: Self.messageBatchLimit) {
+                await processMessages(Array(messages[start..<min(messages.count, start + Self.messageBatchLimit)]), snapshot: snapshot)
+            }
+        }
         var deliveries: [DocumentDelivery] = []
         var arrivals: [ArrivalQueue.Arrival] = []
-        for arrival in batch {
+        for arrival in batch where arrival.folder.role == .drop {
             guard !InboxNames.isInProgress(arrival.name), let folderFD = folders[arrival.folder.path] else { continue }
             let inbox = configuration.inboxes[arrival.folder.inbox]
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox

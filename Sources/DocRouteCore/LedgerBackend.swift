@@ -61,12 +61,14 @@ public final class LedgerBackend: DeliveryBackend {
                 containerRoot: FilePath(document.containerRoot),
                 mailbox: document.mailbox,
                 owner: document.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
-                originalName: InboxNames.display(document.sourceName),
+                originalName: document.fileName ?? InboxNames.display(document.sourceName),
                 extensionChain: document.extensionChain,
                 contentType: document.contentType,
                 bundleIdentifier: document.bundleIdentifier,
                 sourceApplication: document.sourceApplication,
-                annotation: Self.json(document.annotation))
+                annotation: Self.json(document.annotation),
+                messageID: document.messageID,
+                partPath: document.partPath)
         }
         do {
             let outcomes = try await blocking { [batch] in batch.deliver(requests) }
@@ -101,6 +103,10 @@ public final class LedgerBackend: DeliveryBackend {
                 chmod(root, HandlerLauncher.sandboxFolderMode)
             }
         }
+    }
+
+    public func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String> {
+        try await blocking { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
     }
 
     public func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {

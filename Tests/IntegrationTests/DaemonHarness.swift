@@ -31,7 +31,8 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// `launchCommands: false` (the default) strips `DocRouteLaunchCommand` from the sample
     /// manifests, so no launched handler races a test for the documents it is checking.
-    init(extraConfig: String = "", sampleHandlers: Bool = true, launchCommands: Bool = false) throws {
+    /// `extraInbox` is appended to the configuration with `{ROOT}` replaced by the temporary root.
+    init(extraConfig: String = "", extraInbox: String = "", sampleHandlers: Bool = true, launchCommands: Bool = false) throws {
         var template = Array("/tmp/docroute-it-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
         root = String(cString: made)
@@ -72,6 +73,8 @@ final class DaemonHarness: @unchecked Sendable {
             kind = "directory"
             default_mailbox = "Inbox"
             source_application = "com.apple.mobilemail"
+
+            \(extraInbox.replacingOccurrences(of: "{ROOT}", with: root))
             """
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }

@@ -9,7 +9,7 @@
       delivers the "rich" and "legacy" messages into a Maildir at ROOT the way an MDA does
       (Python's mailbox.Maildir: tmp/ then a rename into new/), in INBOX and in folders
       `.&AMk-t&AOk-` (Été) and `.Work.Reports`; for each delivered file, states what a reader must
-      find in it (as for `message`, read back from the file on disk) in OUT_DIR/<n>/; prints
+      find in it (as for `message`, from the bytes handed to the Maildir) in OUT_DIR/<n>/; prints
       {mailbox: [{"name": file name in new/, "expected": OUT_DIR/<n>}]} as JSON.
   compose.py big OUT_DIR MIB
       writes OUT_DIR/message.eml: a text part, one base64 attachment `big.bin` of MIB MiB, a text
@@ -170,14 +170,13 @@ def write_maildir(root, out_dir):
     for name, (folder, folder_path, messages) in folders.items():
         delivered[name] = []
         for data in messages:
-            # A new message's key is its file name in new/.
-            path = os.path.join(folder_path, "new", folder.add(data))
-            with open(path, "rb") as file:
-                on_disk = file.read()
+            # The expectations come from the bytes handed to the MDA (Maildir stores them as they
+            # are): a running docrouted may move the message to cur/ before it could be read back.
             expected = os.path.join(out_dir, str(count))
             count += 1
-            write_expectations(on_disk, expected)
-            delivered[name].append({"name": os.path.basename(path), "expected": expected})
+            write_expectations(data, expected)
+            # A new message's key is its file name in new/.
+            delivered[name].append({"name": folder.add(data), "expected": expected})
     json.dump(delivered, sys.stdout, ensure_ascii=False)
 
 

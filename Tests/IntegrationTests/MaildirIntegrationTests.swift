@@ -1,0 +1,232 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The mail drop end to end: messages composed with Python's `email` package and delivered into a
+/// Maildir the way an MDA does (Python's `mailbox.Maildir`: `tmp/`, then a rename into `new/`),
+/// read by the real docrouted, their attachments checked byte for byte in the sandboxes.
+@Suite(.serialized) struct MaildirIntegrationTests {
+    static let compose = DaemonHarness.repositoryRoot + "/Tests/DocRouteMailTests/Fixtures/compose.py"
+    static let catchAll = "org.docroute.test.everything"
+
+    /// A harness with a Maildir inbox at `<root>/Maildir` and, when asked, a handler that takes any
+    /// file (rank Alternate, so the sample handlers keep their own types).
+    static func harness(catchAll: Bool) throws -> (DaemonHarness, String) {
+        let harness = try DaemonHarness(extraInbox: """
+            [[inbox]]
+            path = "{ROOT}/Maildir"
+            kind = "maildir"
+            source_application = "com.apple.mobilemail"
+            """)
+        if catchAll {
+            try catchAllManifest.write(toFile: harness.handlers + "/everything.plist", atomically: true, encoding: .utf8)
+        }
+        return (harness, harness.root + "/Maildir")
+    }
+
+    static let catchAllManifest = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict>
+          <key>CFBundleIdentifier</key><string>\(catchAll)</string>
+          <key>CFBundleDocumentTypes</key><array><dict>
+            <key>CFBundleTypeRole</key><string>Viewer</string>
+            <key>LSHandlerRank</key><string>Alternate</string>
+            <key>LSItemContentTypes</key><array><string>public.data</string></array>
+          </dict></array>
+        </dict></plist>
+        """
+
+    static func python(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [compose] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw HarnessError("compose.py \(arguments) exited \(process.terminationStatus)") }
+        return data
+    }
+
+    /// Every file delivered into `mailbox`, in every sandbox, by content.
+    static func delivered(_ harness: DaemonHarness, mailbox: String) -> [(path: String, bytes: Data)] {
+        var found: [(String, Data)] = []
+        for container in (try? FileManager.default.contentsOfDirectory(atPath: harness.containers)) ?? [] {
+            let folder = harness.containers + "/" + container + "/Documents/Inbox/" + mailbox
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasPrefix(".") {
+                if let bytes = FileManager.default.contents(atPath: folder + "/" + name) { found.append((folder + "/" + name, bytes)) }
+            }
+        }
+        return found
+    }
+
+    struct Expected {
+        var mailbox: String
+        var messageName: String
+        var envelope: [String: Any]
+        var attachments: [[String: Any]]
+    }
+
+    static func expectations(_ output: Data) throws -> [Expected] {
+        let object = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [[String: String]]])
+        var result: [Expected] = []
+        for (mailbox, messages) in object {
+            for message in messages {
+                let folder = try #require(message["expected"])
+                let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/expected.json"))
+                let expected = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                result.append(Expected(mailbox: mailbox, messageName: try #require(message["name"]),
+                                       envelope: expected["envelope"] as? [String: Any] ?? [:],
+                                       attachments: expected["attachments"] as? [[String: Any]] ?? []))
+            }
+        }
+        return result
+    }
+
+    @Test func composedMailReachesTheHandlersByteForByteAndIsMarkedRead() throws {
+        let (harness, maildir) = try Self.harness(catchAll: true)
+        defer { harness.remove() }
+        try harness.start()
+        let out = harness.root + "/expected"
+        let messages = try Self.expectations(Self.python(["maildir", maildir, out]))
+        #expect(messages.count == 4)
+
+        var perMailbox: [String: [Data]] = [:]
+        for message in messages {
+            for attachment in message.attachments {
+                let file = try #require(attachment["file"] as? String)
+                perMailbox[message.mailbox, default: []].append(try Data(contentsOf: URL(fileURLWithPath: file)))
+            }
+        }
+        #expect(perMailbox.keys.sorted() == ["INBOX", "Work.Reports", "Été"])
+        // Every attachment, once, in the mailbox it arrived in; nothing else.
+        for (mailbox, payloads) in perMailbox {
+            #expect(harness.waitUntil(timeout: 30) { Self.delivered(harness, mailbox: mailbox).count >= payloads.count },
+                    "mailbox \(mailbox): \(Self.delivered(harness, mailbox: mailbox).count) of \(payloads.count)\n\(harness.daemonLog)")
+            var remaining = Self.delivered(harness, mailbox: mailbox).map(\.bytes)
+            for payload in payloads {
+                if let index = remaining.firstIndex(of: payload) {
+                    remaining.remove(at: index)
+                } else {
+                    Issue.record("mailbox \(mailbox): an attachment of \(payload.count) bytes is missing or altered")
+                }
+            }
+            #expect(remaining.isEmpty, "mailbox \(mailbox): \(remaining.count) unexpected files")
+        }
+        // The messages stay, moved to cur/ with S, as a mail client marks them read.
+        let folders = ["INBOX": "", "Été": ".&AMk-t&AOk-", "Work.Reports": ".Work.Reports"]
+        for message in messages {
+            let folder = maildir + (folders[message.mailbox].map { $0.isEmpty ? "" : "/" + $0 } ?? "")
+            #expect(harness.waitFor(folder + "/cur/" + message.messageName + ":2,S"), "\(message.messageName) not in cur/ with S")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/new/" + message.messageName))
+        }
+        let flags = try JSONSerialization.jsonObject(with: Self.python(["flags", maildir])) as? [String: [[String: String]]]
+        for (_, entries) in flags ?? [:] {
+            for entry in entries { #expect(entry["subdir"] == "cur" && entry["flags"] == "S") }
+        }
+
+        // The annotation carries the mail's envelope and the part's own name.
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "subscribe", "id": "1", "bundleIdentifier": Self.catchAll])
+        let subscribed = try #require(client.readMessage())
+        let pending = try #require(subscribed["pending"] as? Int)
+        #expect(pending > 0)
+        var events: [[String: Any]] = []
+        for _ in 0..<pending {
+            guard let event = client.readMessage() else { break }
+            events.append(event)
+        }
+        let legacy = try #require(messages.first { ($0.envelope["messageID"] as? String) == "<legacy-2@example.cz>" })
+        let annotations = events.compactMap { event -> [String: Any]? in
+            if let options = event["launchOptions"] as? [String: Any] {
+                #expect(options["UIApplicationLaunchOptionsSourceApplicationKey"] as? String == "com.apple.mobilemail")
+                return options["UIApplicationLaunchOptionsAnnotationKey"] as? [String: Any]
+            }
+            #expect(event["sourceApplication"] as? String == "com.apple.mobilemail")
+            return event["annotation"] as? [String: Any]
+        }
+        let spreadsheet = try #require(annotations.first { ($0["originalFilename"] as? String) == "Tabulka č. 1.xls" },
+                                       "events: \(events)")
+        #expect(spreadsheet["from"] as? String == legacy.envelope["from"] as? String)
+        #expect(spreadsheet["subject"] as? String == "Отчёт за март")
+        #expect(spreadsheet["messageID"] as? String == "<legacy-2@example.cz>")
+        #expect(spreadsheet["date"] as? String == "Wed, 02 Apr 2025 09:30:00 +0000")
+        #expect(spreadsheet["mailbox"] as? String != nil)
+        #expect(spreadsheet["size"] as? Int == 10_000)
+    }
+
+    @Test func aRestartAfterACrashBeforeMarkingReadDeliversNothingTwice() throws {
+        let (harness, maildir) = try Self.harness(catchAll: true)
+        defer { harness.remove() }
+        try harness.start()
+        let out = harness.root + "/expected"
+        let messages = try Self.expectations(Self.python(["maildir", maildir, out]))
+        let total = messages.reduce(0) { $0 + $1.attachments.count }
+        let countAll = { ["INBOX", "Été", "Work.Reports"].reduce(0) { $0 + Self.delivered(harness, mailbox: $1).count } }
+        #expect(harness.waitUntil(timeout: 30) { countAll() == total })
+        let inboxMessage = try #require(messages.first { $0.mailbox == "INBOX" })
+        #expect(harness.waitFor(maildir + "/cur/" + inboxMessage.messageName + ":2,S"))
+        harness.crash()
+        // As if the crash came after the ledger commit and before the move to cur/.
+        #expect(rename(maildir + "/cur/" + inboxMessage.messageName + ":2,S", maildir + "/new/" + inboxMessage.messageName) == 0)
+        try harness.start()
+        #expect(harness.waitFor(maildir + "/cur/" + inboxMessage.messageName + ":2,S"))
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(countAll() == total, "attachments delivered again after the restart")
+    }
+
+    @Test func aMessageWithNoClaimedAttachmentIsStillMarkedReadAndMalformedMailStays() throws {
+        let (harness, maildir) = try Self.harness(catchAll: false)
+        defer { harness.remove() }
+        // Waiting before the daemon starts: the start-up scan takes them.
+        let empty = maildir + "/new/1700000000.M1P1.host"
+        let spreadsheetOnly = maildir + "/new/1700000001.M2P1.host"
+        try FileManager.default.createDirectory(atPath: maildir + "/new", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let body = """
+            From: a@example.org\r
+            Subject: numbers\r
+            Message-ID: <sheet@example.org>\r
+            MIME-Version: 1.0\r
+            Content-Type: multipart/mixed; boundary="b"\r
+            \r
+            --b\r
+            Content-Type: text/plain\r
+            \r
+            see attached\r
+            --b\r
+            Content-Type: application/x-unknown-thing\r
+            Content-Disposition: attachment; filename="numbers.qqq"\r
+            Content-Transfer-Encoding: base64\r
+            \r
+            AAECAwQFBgcICQ==\r
+            --b\r
+            Content-Type: application/pdf\r
+            Content-Disposition: attachment; filename="../../etc/report.pdf"\r
+            Content-Transfer-Encoding: base64\r
+            \r
+            JVBERi0xLjQKJcOkw7zDtsOfCg==\r
+            --b--\r
+
+            """
+        try Data(body.utf8).write(to: URL(fileURLWithPath: spreadsheetOnly))
+        try harness.start()
+        #expect(harness.waitFor(maildir + "/cur/1700000001.M2P1.host:2,S"), "\(harness.daemonLog)")
+        // The PDF arrives under a safe name; the unclaimed part is skipped and logged, not quarantined.
+        let pdfs = Self.delivered(harness, mailbox: "INBOX")
+        #expect(pdfs.count == 1)
+        #expect(pdfs.first.map { URL(fileURLWithPath: $0.path).lastPathComponent } == "report.pdf" || pdfs.first?.path.hasSuffix(".pdf") == true)
+        #expect(pdfs.first?.bytes == Data(base64Encoded: "JVBERi0xLjQKJcOkw7zDtsOfCg=="))
+        #expect(harness.daemonLog.contains("attachment skipped: no handler claims"))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: harness.quarantine)) ?? []).isEmpty)
+        // The empty message is left in new/, reported once even after a rescan.
+        #expect(FileManager.default.fileExists(atPath: empty))
+        Thread.sleep(forTimeInterval: 0.5)
+        let reports = harness.daemonLog.split(separator: "\n").filter { $0.contains("malformed message left in new/") && $0.contains("1700000000.M1P1.host") }.count
+        #expect(reports == 1, "\(harness.daemonLog)")
+    }
+}
