@@ -11,7 +11,7 @@ struct DocRouteBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docroute-bench",
         abstract: "Measure docroute: typing, handler selection, reload, delivery, end-to-end latency.",
-        subcommands: [All.self, Types.self, Selection.self, Delivery.self, EndToEnd.self],
+        subcommands: [All.self, Types.self, Selection.self, Delivery.self, EndToEnd.self, Mail.self],
         defaultSubcommand: All.self)
 
     struct All: AsyncParsableCommand {
@@ -26,6 +26,8 @@ struct DocRouteBench: AsyncParsableCommand {
             try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)"]).run()
             var endToEnd = try EndToEnd.parse(quickFlag + ["--files", "\(quick ? 300 : files)"])
             try await endToEnd.run()
+            var mail = try Mail.parse(quickFlag)
+            try await mail.run()
         }
     }
 }
