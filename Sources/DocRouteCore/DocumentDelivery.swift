@@ -61,4 +61,11 @@ public protocol DeliveryBackend: DeliveryStore {
     func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws
     /// Counts for status: per handler delivered today, pending.
     func statistics() async -> [String: JSONValue]
+    /// The ledger's counts per handler and state, read once at start to seed the in-memory
+    /// counters that `status` and the metrics use; nil when there is no ledger to count.
+    func ledgerStatistics() async -> DeliveryLedger.Statistics?
+}
+
+extension DeliveryBackend {
+    public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }
 }
