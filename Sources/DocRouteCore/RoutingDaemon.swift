@@ -52,11 +52,11 @@ public final class RoutingDaemon: Sendable {
         self.routing = NIOLockedValueBox(Routing(
             registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase)))
-        let launcher = HandlerLauncher(socketPath: configuration.socket, logger: logger)
-        self.launcher = launcher
-        let routingBox = routing
         let activity = DaemonActivity(configuration: configuration, logger: logger)
         self.activity = activity
+        let launcher = HandlerLauncher(socketPath: configuration.socket, activity: activity, logger: logger)
+        self.launcher = launcher
+        let routingBox = routing
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
             guard let handler = routingBox.withLockedValue({ $0.registry.handler(for: bundle) }) else { return }
             Task { await launcher.launchIfNeeded(handler) }

@@ -75,6 +75,20 @@ import Testing
         }
     }
 
+    @Test func configurationTakesAnAbsoluteMetricsTextfileOrNone() throws {
+        #expect(try DaemonConfiguration.parse("", file: "t").metricsTextfile == nil)
+        #expect(try DaemonConfiguration.embeddedDefault().metricsTextfile == nil, "no file unless asked for")
+        let set = try DaemonConfiguration.parse("metrics_textfile = \"/var/lib/prometheus/node-exporter/docroute.prom\"\n", file: "t")
+        #expect(set.metricsTextfile == "/var/lib/prometheus/node-exporter/docroute.prom")
+        #expect {
+            try DaemonConfiguration.parse("socket = \"/run/s\"\nmetrics_textfile = \"docroute.prom\"\n", file: "t")
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "metrics_textfile" && error.line == 2 && "\(error)".contains("absolute")
+        }
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("metrics_textfile = \"/var/lib/\"\n", file: "t") }
+    }
+
     @Test func writerCoalescesABurstAndStaysIdleAfterwards() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

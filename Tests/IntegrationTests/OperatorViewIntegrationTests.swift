@@ -140,6 +140,28 @@ import Glibc
         #expect(inboxRow.last == "Mail", "mailboxes last: \(human.output)")
     }
 
+    @Test func aHandlerThatExitsWithoutSubscribingShowsAsItsLastError() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        let manifest = harness.handlers + "/molecules.plist"
+        var text = try String(contentsOfFile: manifest, encoding: .utf8)
+        let end = try #require(text.range(of: "</dict>", options: .backwards))
+        text.replaceSubrange(end, with: "<key>DocRouteLaunchCommand</key><array><string>/bin/false</string></array>\n</dict>")
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        try harness.start()
+        try harness.drop("1abc.pdb", Self.pdb)
+        var lastError: String?
+        let shown = harness.waitUntil(timeout: 15) {
+            guard let status = try? CtlProcess.run(["status", "--socket", harness.socket, "--json"]),
+                  let reply = Self.json(status.output) else { return false }
+            let handlers = reply["handlers"] as? [[String: Any]] ?? []
+            lastError = handlers.first { $0["bundleIdentifier"] as? String == Self.molecules }?["lastError"] as? String
+            return lastError != nil
+        }
+        #expect(shown, "\(harness.daemonLog)")
+        #expect(lastError == "launched, but exited with status 1 without subscribing")
+    }
+
     @Test func aProgressObjectShowsAsABarWithRateAndEstimate() throws {
         let reply = #"{"type":"status","id":"ID","handlers":[],"inboxes":[],"daemon":"docrouted/test","#
             + #""progress":{"phase":"scan","done":5120,"total":10000,"ratePerSecond":2300.4,"etaSeconds":2.1}}"#
