@@ -162,6 +162,17 @@ import Glibc
         #expect(lastError == "launched, but exited with status 1 without subscribing")
     }
 
+    @Test func watchAsksAgainUntilInterrupted() throws {
+        let server = try CannedStatusServer(reply: #"{"type":"status","id":"ID","handlers":[],"inboxes":[]}"#)
+        defer { server.stop() }
+        let ctl = try CtlProcess(["status", "--socket", server.path, "--json", "--watch", "--interval", "0.2"])
+        let lines = ctl.waitForLines(3, timeout: 15)
+        #expect(ctl.isRunning, "still watching")
+        ctl.stop()
+        #expect(lines.count >= 3, "\(lines) \(ctl.standardError)")
+        #expect(lines.allSatisfy { $0 == #"{"type":"status","handlers":[],"inboxes":[]}"# }, "\(lines)")
+    }
+
     @Test func aProgressObjectShowsAsABarWithRateAndEstimate() throws {
         let reply = #"{"type":"status","id":"ID","handlers":[],"inboxes":[],"daemon":"docrouted/test","#
             + #""progress":{"phase":"scan","done":5120,"total":10000,"ratePerSecond":2300.4,"etaSeconds":2.1}}"#
@@ -182,7 +193,7 @@ import Glibc
     }
 }
 
-/// A Unix socket that answers one `status` request with a fixed reply (its `ID` replaced by the
+/// A Unix socket that answers the `status` requests of one connection with a fixed reply (its `ID` replaced by the
 /// request's id): lets the CLI's rendering be checked against any reply.
 final class CannedStatusServer: @unchecked Sendable {
     let path: String
@@ -211,18 +222,20 @@ final class CannedStatusServer: @unchecked Sendable {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             defer { close(connection) }
+            // Every request on the connection gets the reply (`--watch` asks again and again).
             var received: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
-            while !received.contains(0x0A) {
+            while true {
+                while let newline = received.firstIndex(of: 0x0A) {
+                    let request = (try? JSONSerialization.jsonObject(with: Data(received[..<newline]))) as? [String: Any]
+                    received.removeSubrange(...newline)
+                    let line = reply.replacingOccurrences(of: #""ID""#, with: "\"\(request?["id"] as? String ?? "")\"") + "\n"
+                    _ = Array(line.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
                 let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else { return }
                 received += chunk[..<count]
             }
-            let request = (try? JSONSerialization.jsonObject(with: Data(received.prefix { $0 != 0x0A }))) as? [String: Any]
-            let line = reply.replacingOccurrences(of: #""ID""#, with: "\"\(request?["id"] as? String ?? "")\"") + "\n"
-            _ = Array(line.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            // Wait for the client to close.
-            _ = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
         }
         thread.start()
     }
