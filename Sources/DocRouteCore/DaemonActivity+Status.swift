@@ -9,7 +9,9 @@ extension DaemonActivity {
         public var phase: String
         /// The handler whose backlog drains (`drain` only).
         public var handler: String?
+        /// Items finished.
         public var done: Int
+        /// Items known so far (grows while files keep arriving).
         public var total: Int
         /// Items per second over the last few seconds.
         public var ratePerSecond: Double

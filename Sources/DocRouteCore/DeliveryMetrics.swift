@@ -34,14 +34,23 @@ public final class DeliveryMetrics: Sendable {
 
     /// Metric names, all prefixed `docroute_`.
     public enum Name {
+        /// Counter by `handler` and `outcome` (``Outcome``).
         public static let deliveries = "docroute_deliveries_total"
+        /// Counter by `handler`: bytes of delivered copies.
         public static let deliveredBytes = "docroute_delivered_bytes_total"
+        /// Counter by `handler` and `outcome` (`handled`, `declined`).
         public static let acknowledgements = "docroute_acknowledgements_total"
+        /// Counter by `reason` (``DeliveryMetrics/quarantineReason(for:)``).
         public static let quarantined = "docroute_quarantined_total"
+        /// Counter by `reason` (``RescanReason``).
         public static let rescans = "docroute_rescans_total"
+        /// Gauge: files seen in the inboxes and not yet settled.
         public static let intakeWaiting = "docroute_intake_waiting"
+        /// Gauge by `handler`: events sent and not yet acknowledged.
         public static let unacknowledged = "docroute_unacknowledged"
+        /// Histogram: first seen in an inbox until durable in the sandbox and the ledger.
         public static let deliveryLatency = "docroute_delivery_latency_seconds"
+        /// Histogram by `handler`: event sent until acknowledged.
         public static let acknowledgementLatency = "docroute_ack_latency_seconds"
     }
 

@@ -77,7 +77,10 @@ public final class MetricsTextfileWriter: Sendable {
                 defer { state.lastFailure = message }
                 return state.lastFailure == message
             }
-            if !repeated { logger.warning("metrics file cannot be written: \(message)", metadata: ["path": "\(path)"]) }
+            if !repeated {
+                logger.warning("metrics file cannot be written: \(message); its folder must exist and be writable by docrouted (under systemd, allow it with ReadWritePaths=)",
+                               metadata: ["path": "\(path)"])
+            }
         }
     }
 }
