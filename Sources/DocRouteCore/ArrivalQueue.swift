@@ -12,9 +12,12 @@ struct ArrivalQueue {
     var isEmpty: Bool { head == order.count }
     var count: Int { order.count - head }
 
-    mutating func push(_ arrival: Arrival) {
-        guard queued.insert(arrival).inserted else { return }
+    /// Queues `arrival` unless it is queued already; true if it was added.
+    @discardableResult
+    mutating func push(_ arrival: Arrival) -> Bool {
+        guard queued.insert(arrival).inserted else { return false }
         order.append(arrival)
+        return true
     }
 
     /// Up to `limit` arrivals, oldest first.

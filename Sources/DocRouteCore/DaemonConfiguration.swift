@@ -13,6 +13,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var maxConnections: Int
     public var adminGroup: String?
     public var inboxes: [InboxConfiguration]
+    /// A node-exporter textfile-collector file (`….prom`) that docrouted keeps its metrics in;
+    /// nil writes none.
+    public var metricsTextfile: String? = nil
     /// The file it was read from (`<embedded default>` for the built-in one).
     public var file: String
 
@@ -55,7 +58,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     static let topLevelKeys: Set<String> = [
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
-        "max_file_size", "max_unacknowledged", "max_connections", "admin_group", "inbox",
+        "max_file_size", "max_unacknowledged", "max_connections", "admin_group", "metrics_textfile", "inbox",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -107,6 +110,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
             maxConnections: Int(try integer("max_connections", default: 256, minimum: 1)),
             adminGroup: try string("admin_group", in: table),
             inboxes: [], file: file)
+        if table["metrics_textfile"] != nil {
+            let textfile = try path("metrics_textfile", in: table, default: nil)
+            guard !textfile.hasSuffix("/") else {
+                throw fail(.invalidValue, "metrics_textfile", "'\(textfile)' names a folder; name the file, e.g. /var/lib/prometheus/node-exporter/docroute.prom")
+            }
+            configuration.metricsTextfile = textfile
+        }
 
         if let value = table["inbox"] {
             guard let array = value.array else { throw fail(.wrongType, "inbox", "expected [[inbox]] tables, found \(value.type)") }

@@ -74,4 +74,11 @@ public protocol DeliveryBackend: DeliveryStore {
     func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String>
     /// Counts for status: per handler delivered today, pending.
     func statistics() async -> [String: JSONValue]
+    /// The ledger's counts per handler and state, read once at start to seed the in-memory
+    /// counters that `status` and the metrics use; nil when there is no ledger to count.
+    func ledgerStatistics() async -> DeliveryLedger.Statistics?
+}
+
+extension DeliveryBackend {
+    public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }
 }

@@ -26,14 +26,18 @@ public actor HandlerDispatcher {
     let store: any DeliveryStore
     let window: Int
     let logger: Logger
+    /// Told of every send, acknowledgement and disconnection, for status and metrics.
+    let activity: DaemonActivity?
     var subscriptions: [String: Subscription] = [:]
     var pendingAcknowledgements: [DeliveryAcknowledgement] = []
     var flushing = false
     /// Called when a document is committed for a handler that no connection is subscribed as.
     let onUnsubscribedDelivery: @Sendable (String) -> Void
 
-    public init(store: any DeliveryStore, window: Int, logger: Logger, onUnsubscribedDelivery: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(store: any DeliveryStore, window: Int, activity: DaemonActivity? = nil, logger: Logger,
+                onUnsubscribedDelivery: @escaping @Sendable (String) -> Void = { _ in }) {
         self.store = store
+        self.activity = activity
         self.window = max(1, window)
         self.logger = logger
         self.onUnsubscribedDelivery = onUnsubscribedDelivery
@@ -66,12 +70,14 @@ public actor HandlerDispatcher {
             connection.send(.subscribed(id: requestID, bundleIdentifier: handler.bundleIdentifier, pending: pending))
             if let first {
                 connection.send(.launch(first.event))
+                activity?.sent(handler.bundleIdentifier, deliveryID: first.event.deliveryID)
                 subscriptions[key]?.lastSent = first.sequence
                 subscriptions[key]?.inFlight[first.event.deliveryID] = first.sequence
             } else {
                 connection.send(.plainLaunch)
             }
             subscriptions[key]?.launched = true
+            activity?.subscribed(handler.bundleIdentifier, pending: pending)
             logger.info("handler subscribed", metadata: ["bundle-id": "\(handler.bundleIdentifier)", "pending": "\(pending)", "peer": "\(connection.credentials)"])
         } catch {
             subscriptions[key] = nil
@@ -99,6 +105,7 @@ public actor HandlerDispatcher {
             return ProtocolError(code: .notFound, message: "no delivery '\(deliveryID)' is waiting for an acknowledgement on this connection", requestID: requestID)
         }
         subscriptions[key]?.inFlight[deliveryID] = nil
+        activity?.acknowledged(subscription.bundleIdentifier, deliveryID: deliveryID, handled: handled)
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
         await flushAcknowledgements()
         await pump(key, bundleIdentifier: subscription.bundleIdentifier)
@@ -109,6 +116,7 @@ public actor HandlerDispatcher {
     public func disconnected(_ connection: ClientConnection) {
         for (key, subscription) in subscriptions where subscription.connection == connection {
             subscriptions[key] = nil
+            activity?.disconnected(subscription.bundleIdentifier, deliveryIDs: Array(subscription.inFlight.keys))
             logger.info("handler disconnected", metadata: ["bundle-id": "\(key)", "unacknowledged": "\(subscription.inFlight.count)"])
         }
     }
@@ -154,6 +162,7 @@ public actor HandlerDispatcher {
             guard var latest = subscriptions[key], latest.connection == subscription.connection else { return }
             for delivery in owed where delivery.sequence > latest.lastSent {
                 latest.connection.send(.openURL(delivery.event))
+                activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
                 latest.lastSent = delivery.sequence
                 latest.inFlight[delivery.event.deliveryID] = delivery.sequence
             }

@@ -19,9 +19,12 @@ public actor HandlerLauncher {
     var failures: [String: Int] = [:]
     var notBefore: [String: ContinuousClock.Instant] = [:]
     let clock = ContinuousClock()
+    /// Told of launches that fail, for `status`'s last error.
+    let activity: DaemonActivity?
 
-    public init(socketPath: String, logger: Logger) {
+    public init(socketPath: String, activity: DaemonActivity? = nil, logger: Logger) {
         self.socketPath = socketPath
+        self.activity = activity
         self.logger = logger
     }
 
@@ -54,6 +57,7 @@ public actor HandlerLauncher {
             logger.info("handler launched", metadata: ["bundle-id": "\(bundle)", "pid": "\(process.processIdentifier)", "message-id": "handler-launched"])
         } catch {
             logger.error("handler could not be launched: \(error)", metadata: ["bundle-id": "\(bundle)", "command": "\(command.joined(separator: " "))"])
+            activity?.failed(bundle, "could not be launched (\(command.joined(separator: " "))): \(error)")
             backOff(key)
         }
     }
@@ -76,7 +80,10 @@ public actor HandlerLauncher {
         let subscribed = running[key]?.subscribed ?? false
         running[key] = nil
         logger.info("handler exited", metadata: ["bundle-id": "\(bundleIdentifier)", "status": "\(status)"])
-        if !subscribed { backOff(key) }
+        if !subscribed {
+            activity?.failed(bundleIdentifier, "launched, but exited with status \(status) without subscribing")
+            backOff(key)
+        }
     }
 
     func backOff(_ key: String) {

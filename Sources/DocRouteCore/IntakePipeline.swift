@@ -16,6 +16,7 @@ actor IntakePipeline {
     let backend: any DeliveryBackend
     let watcher: InboxWatcher
     let logger: Logger
+    let activity: DaemonActivity
     var routing: (@Sendable () -> RoutingDaemon.Routing)?
     var dispatcher: HandlerDispatcher?
     var queue = ArrivalQueue()
@@ -34,7 +35,8 @@ actor IntakePipeline {
     var stopped = false
     static let batchLimit = 256
 
-    init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, logger: Logger) {
+    init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, activity: DaemonActivity, logger: Logger) {
+        self.activity = activity
         self.configuration = configuration
         self.backend = backend
         self.watcher = watcher
@@ -55,6 +57,7 @@ actor IntakePipeline {
             }
         }
         for index in configuration.inboxes.indices { watchInbox(index) }
+        activity.rescanned(.startup)
         let events = watcher.events
         Task { [weak self] in
             for await event in events { await self?.handle(event) }
@@ -82,7 +85,7 @@ actor IntakePipeline {
     }
 
     func enqueue(_ arrival: ArrivalQueue.Arrival) {
-        queue.push(arrival)
+        if queue.push(arrival) { activity.queued(arrival) }
         wakeContinuation.yield()
     }
 
@@ -116,11 +119,13 @@ actor IntakePipeline {
             break
         case .overflow:
             for index in configuration.inboxes.indices { scanInbox(index) }
+            activity.rescanned(.overflow)
         case .folderGone(let folder):
             if let fd = folders.removeValue(forKey: folder.path) { close(fd) }
             if folder.role == .maildirRoot || (folder.role == .drop && folder.mailbox == nil) {
                 logger.warning("inbox folder went away; re-creating and watching it again", metadata: ["path": "\(folder.path)"])
                 watchInbox(folder.inbox)
+                activity.rescanned(.inboxRecreated)
             }
         }
     }
@@ -192,6 +197,7 @@ actor IntakePipeline {
     }
 
     func process(_ batch: [ArrivalQueue.Arrival]) async {
+        defer { activity.settled(batch) }
         guard let snapshot = routing?() else { return }
         let messages = batch.filter { $0.folder.role == .maildirNew }
         if !messages.isEmpty {
@@ -247,6 +253,7 @@ actor IntakePipeline {
         guard !deliveries.isEmpty else { return }
         let started = ContinuousClock.now
         let outcomes = await backend.deliver(deliveries)
+        activity.delivered(deliveries, outcomes, arrivals: arrivals)
         logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
@@ -277,6 +284,7 @@ actor IntakePipeline {
     func quarantine(_ arrival: ArrivalQueue.Arrival, folder: Int32, mailbox: String, reason: String) async {
         do {
             try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason)
+            activity.quarantined(inbox: arrival.folder.inbox, reason: reason)
             logger.warning("quarantined: \(reason)", metadata: [
                 "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
             ])

@@ -162,6 +162,10 @@ public final class LedgerBackend: DeliveryBackend {
         return ["deliveredToday": .integer(Int64(stats.deliveredToday)), "ledger": .object(byHandler)]
     }
 
+    public func ledgerStatistics() async -> DeliveryLedger.Statistics? {
+        try? await blocking { [ledger] in try ledger.stats() }
+    }
+
     static func event(for record: LedgerRecord) -> DocumentEvent? {
         var annotation: [String: PropertyListValue] = [:]
         if let text = record.annotation, let data = text.data(using: .utf8),

@@ -50,17 +50,20 @@ extension RoutingDaemon: RequestResponder {
         let registry = routing.withLockedValue { $0.registry }
         var handlers: [HandlerStatus] = []
         for handler in registry.handlers {
+            // An indexed count (delivery_handler_state); everything else comes from memory.
             let pending = (try? await backend.owedCount(bundleIdentifier: handler.bundleIdentifier)) ?? 0
+            var fields = activity.handlerFields(handler.bundleIdentifier)
+            fields["inFlight"] = .integer(Int64(await dispatcher.inFlightCount(handler.bundleIdentifier)))
             handlers.append(HandlerStatus(
                 bundleIdentifier: handler.bundleIdentifier, subscribed: await dispatcher.isSubscribed(handler.bundleIdentifier),
-                pending: pending, extra: ["inFlight": .integer(Int64(await dispatcher.inFlightCount(handler.bundleIdentifier)))]))
+                pending: pending, extra: fields))
         }
         let folders = watcher.watchedFolders
         let inboxes = configuration.inboxes.enumerated().map { index, inbox in
             InboxStatus(path: inbox.path, mailboxes: [inbox.defaultMailbox] + folders.filter { $0.inbox == index }.compactMap(\.mailbox).sorted(),
-                        extra: ["kind": .string(inbox.kind.rawValue)])
+                        extra: activity.inboxFields(index).merging(["kind": .string(inbox.kind.rawValue)]) { $1 })
         }
-        var extra = await backend.statistics()
+        var extra = activity.statusFields()
         extra["failedManifests"] = .array(registry.failures.map { .string($0.error.description) })
         extra["deliveredSinceStart"] = .integer(Int64(await intake.deliveredCount))
         extra["daemon"] = .string(Self.version)
@@ -82,6 +85,7 @@ extension RoutingDaemon: RequestResponder {
             }
             do {
                 let (deliveryID, _) = try await backend.recordURL(url, bundleIdentifier: bundle, sourceApplication: nil)
+                activity.committedURL(bundle)
                 connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
                 await dispatcher.committed(bundleIdentifier: bundle)
             } catch {
@@ -135,6 +139,7 @@ extension RoutingDaemon: RequestResponder {
             annotation: ["mailbox": .string(mailboxName), "originalFilename": .string(display), "size": .integer(file.size)])
         let outcome = await backend.deliver([delivery]).first
         close(file.descriptor)
+        activity.delivered([delivery], outcome.map { [$0] } ?? [])
         switch outcome {
         case .committed(let deliveryID, _, _):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))

@@ -32,6 +32,8 @@ public final class RoutingDaemon: Sendable {
     let intake: IntakePipeline
     public let dispatcher: HandlerDispatcher
     let launcher: HandlerLauncher
+    /// Counts for `status` and the metrics.
+    public let activity: DaemonActivity
     let watcher: InboxWatcher
     /// Watches the handlers directory: a manifest added, changed, renamed or removed reloads.
     let manifestWatcher: InboxWatcher
@@ -50,16 +52,18 @@ public final class RoutingDaemon: Sendable {
         self.routing = NIOLockedValueBox(Routing(
             registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase)))
-        let launcher = HandlerLauncher(socketPath: configuration.socket, logger: logger)
+        let activity = DaemonActivity(configuration: configuration, logger: logger)
+        self.activity = activity
+        let launcher = HandlerLauncher(socketPath: configuration.socket, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
-        self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, logger: logger) { bundle in
+        self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
             guard let handler = routingBox.withLockedValue({ $0.registry.handler(for: bundle) }) else { return }
             Task { await launcher.launchIfNeeded(handler) }
         }
         self.watcher = try InboxWatcher(logger: logger)
         self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
-        self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, logger: logger)
+        self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: logger)
     }
 
     /// Recovers, loads, listens, watches and scans; READY=1 goes out only after all of it.
@@ -68,6 +72,7 @@ public final class RoutingDaemon: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         try await backend.recover()
+        activity.seed(await backend.ledgerStatistics())
         try await watcher.start(on: group)
         try await manifestWatcher.start(on: group)
         do {
@@ -128,6 +133,7 @@ public final class RoutingDaemon: Sendable {
         await watcher.stop()
         await manifestWatcher.stop()
         await launcher.terminateAll()
+        await activity.flush()
         try? await group.shutdownGracefully()
     }
 

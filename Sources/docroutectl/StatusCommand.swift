@@ -1,5 +1,9 @@
 import ArgumentParser
 import DocRouteClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `docroutectl status`: what docrouted is doing now.
 struct StatusCommand: AsyncParsableCommand {
@@ -9,15 +13,28 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             For each handler: whether a connection is subscribed as it ("running"), how many \
             documents wait for an acknowledgement, how many of those are in flight on its \
-            connection, and how many it got today. For each inbox: its folder and mailboxes. \
+            connection, how many it got today, and the last error that concerned it. For each \
+            inbox: its folder, the files seen there and not yet delivered, the files quarantined \
+            since docrouted started, and its mailboxes. While a scan's files or a handler's \
+            backlog are worked through, a progress bar shows how far, how fast, and the time left. \
             Status is for root and members of docrouted's admin_group. --json prints docrouted's \
-            reply as one line of JSON.
+            reply as one line of JSON; --watch asks again every --interval seconds until interrupted.
             """)
 
     @OptionGroup var daemon: DaemonSocketOptions
 
     @Flag(help: "Print docrouted's status reply as one JSON line.")
     var json = false
+
+    @Flag(help: "Ask again every --interval seconds, until interrupted.")
+    var watch = false
+
+    @Option(help: ArgumentHelp("Seconds between two requests with --watch.", valueName: "seconds"))
+    var interval: Double = 2
+
+    func validate() throws {
+        guard interval >= 0.1 else { throw ValidationError("--interval must be at least 0.1 seconds") }
+    }
 
     func run() async throws {
         let connection: DocRouteConnection
@@ -26,64 +43,25 @@ struct StatusCommand: AsyncParsableCommand {
         } catch {
             throw error.report("connect to docrouted")
         }
-        let report: StatusReport
-        do {
-            report = try await connection.status()
-        } catch {
-            await connection.close()
-            throw error.report("get the status of docrouted")
-        }
+        // Clearing the screen only makes sense on a terminal; a pipe gets one report after another.
+        let clear = watch && !json && isatty(STDOUT_FILENO) == 1
+        repeat {
+            let report: StatusReport
+            do {
+                report = try await connection.status()
+            } catch {
+                await connection.close()
+                throw error.report("get the status of docrouted")
+            }
+            if json {
+                let reply = DaemonMessage.status(id: nil, handlers: report.handlers, inboxes: report.inboxes, extra: report.extra)
+                StandardStreams.output(reply.encodedLine())
+            } else {
+                let text = StatusView(report: report, socketPath: daemon.path).lines.joined(separator: "\n") + "\n"
+                StandardStreams.output(Array(((clear ? "\u{1B}[H\u{1B}[2J" : "") + text + (watch && !clear ? "\n" : "")).utf8))
+            }
+            if watch { try? await Task.sleep(for: .milliseconds(Int(interval * 1000))) }
+        } while watch && !Task.isCancelled
         await connection.close()
-        if json {
-            let reply = DaemonMessage.status(id: nil, handlers: report.handlers, inboxes: report.inboxes, extra: report.extra)
-            StandardStreams.output(reply.encodedLine())
-        } else {
-            printSummary(report)
-        }
-    }
-
-    private func printSummary(_ report: StatusReport) {
-        var headline = [report.extra["daemon"]?.stringValue ?? "docrouted", "on", daemon.path]
-        if let today = report.extra["deliveredToday"]?.integerValue { headline.append("· delivered today \(today)") }
-        if let since = report.extra["deliveredSinceStart"]?.integerValue { headline.append("· since start \(since)") }
-        print(headline.joined(separator: " "))
-        print()
-        let ledger = report.extra["ledger"]?.objectValue ?? [:]
-        var rows = [["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY"]]
-        for handler in report.handlers.sorted(by: { $0.bundleIdentifier < $1.bundleIdentifier }) {
-            let today = handler.extra["deliveredToday"]?.integerValue
-                ?? ledger[handler.bundleIdentifier]?.objectValue?["deliveredToday"]?.integerValue
-            rows.append([
-                handler.bundleIdentifier, handler.subscribed ? "yes" : "no", String(handler.pending),
-                handler.extra["inFlight"]?.integerValue.map(String.init) ?? "-",
-                today.map(String.init) ?? (ledger.isEmpty ? "-" : "0"),
-            ])
-        }
-        if report.handlers.isEmpty { rows.append(["(no handlers registered)", "", "", "", ""]) }
-        TablePrinter.print(rows)
-        print()
-        var inboxRows = [["INBOX", "KIND", "MAILBOXES"]]
-        for inbox in report.inboxes {
-            inboxRows.append([inbox.path, inbox.extra["kind"]?.stringValue ?? "-", inbox.mailboxes.joined(separator: ", ")])
-        }
-        TablePrinter.print(inboxRows)
-        let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
-        print()
-        if failures.isEmpty {
-            print("failed manifests: none")
-        } else {
-            print("failed manifests:")
-            for failure in failures { print("  \(failure.stringValue ?? "\(failure)")") }
-        }
-    }
-}
-
-extension JSONValue {
-    fileprivate var integerValue: Int64? {
-        if case .integer(let value) = self { value } else { nil }
-    }
-
-    fileprivate var arrayValue: [JSONValue]? {
-        if case .array(let value) = self { value } else { nil }
     }
 }

@@ -60,6 +60,7 @@ struct DocRouted: AsyncParsableCommand {
         }
         let backend = try LedgerBackend(configuration: configuration, logger: logger)
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
+        daemon.activity.metrics.bootstrapMetricsSystem()
         let service = DaemonService(daemon: daemon, endpoint: endpoint, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service)],

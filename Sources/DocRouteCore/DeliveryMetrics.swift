@@ -1,0 +1,191 @@
+import CoreMetrics
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// docrouted's metrics, as swift-metrics instruments backed by a Prometheus registry.
+///
+/// Every instrument is made with this instance's own ``PrometheusMetricsFactory``, so two daemons
+/// (or tests) in one process never share counts; `docrouted` also bootstraps the global
+/// `MetricsSystem` with the same factory so that anything else using swift-metrics lands in the
+/// same text. Label values are bounded: handlers are the registered ones, reasons and outcomes a
+/// fixed set.
+public final class DeliveryMetrics: Sendable {
+    /// What became of a delivery, the `outcome` label of `docroute_deliveries_total`.
+    public enum Outcome: String, Sendable, CaseIterable {
+        /// Copied durably and recorded; owed to the handler.
+        case delivered
+        /// The same source had been delivered before a crash; only its removal was left to do.
+        case alreadyDelivered = "already_delivered"
+        /// Not delivered, and trying again cannot help (the source changed or went away).
+        case failed
+        /// Not delivered yet; the source stays in its inbox and is tried again.
+        case retrying
+    }
+
+    /// Why an inbox was listed again, the `reason` label of `docroute_rescans_total`.
+    public enum RescanReason: String, Sendable, CaseIterable {
+        /// The listing at start that finds what arrived while docrouted was not running.
+        case startup
+        /// The kernel's inotify queue overflowed; events were lost, so every inbox is listed.
+        case overflow
+        /// An inbox folder was removed and has been created and watched again.
+        case inboxRecreated = "inbox_recreated"
+    }
+
+    /// Metric names, all prefixed `docroute_`.
+    public enum Name {
+        /// Counter by `handler` and `outcome` (``Outcome``).
+        public static let deliveries = "docroute_deliveries_total"
+        /// Counter by `handler`: bytes of delivered copies.
+        public static let deliveredBytes = "docroute_delivered_bytes_total"
+        /// Counter by `handler` and `outcome` (`handled`, `declined`).
+        public static let acknowledgements = "docroute_acknowledgements_total"
+        /// Counter by `reason` (``DeliveryMetrics/quarantineReason(for:)``).
+        public static let quarantined = "docroute_quarantined_total"
+        /// Counter by `reason` (``RescanReason``).
+        public static let rescans = "docroute_rescans_total"
+        /// Gauge: files seen in the inboxes and not yet settled.
+        public static let intakeWaiting = "docroute_intake_waiting"
+        /// Gauge by `handler`: events sent and not yet acknowledged.
+        public static let unacknowledged = "docroute_unacknowledged"
+        /// Histogram: first seen in an inbox until durable in the sandbox and the ledger.
+        public static let deliveryLatency = "docroute_delivery_latency_seconds"
+        /// Histogram by `handler`: event sent until acknowledged.
+        public static let acknowledgementLatency = "docroute_ack_latency_seconds"
+    }
+
+    /// The registry the instruments report to; ``render()`` emits it.
+    public let registry: PrometheusCollectorRegistry
+    /// The factory that makes this instance's instruments (and, in docrouted, everyone's).
+    public let factory: PrometheusMetricsFactory
+
+    private struct Instruments {
+        var counters: [String: CoreMetrics.Counter] = [:]
+        var gauges: [String: CoreMetrics.Gauge] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
+    }
+
+    private let instruments = NIOLockedValueBox(Instruments())
+
+    /// Creates the instruments' registry and factory, with latency buckets suited to file delivery
+    /// (a few milliseconds for a small durable copy, up to minutes for a slow handler's answer).
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[Name.deliveryLatency] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+            .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+        ]
+        factory.durationHistogramBuckets[Name.acknowledgementLatency] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+            .seconds(1), .seconds(5), .seconds(30), .seconds(60), .seconds(300), .seconds(1800),
+        ]
+        self.factory = factory
+        // Always present, so a scraper sees zeros rather than nothing before the first file.
+        gauge(Name.intakeWaiting, []).record(0)
+        for reason in RescanReason.allCases { _ = counter(Name.rescans, [("reason", reason.rawValue)]) }
+    }
+
+    /// Makes this instance's factory the process's `MetricsSystem` factory, so metrics that other
+    /// code makes with swift-metrics land in the same registry and file. Once per process.
+    public func bootstrapMetricsSystem() {
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// The Prometheus text exposition of every instrument.
+    public func render() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+
+    // MARK: Events
+
+    /// A delivery to `handler` ended with `outcome`; `bytes` and `latency` (first seen in an inbox
+    /// until durable) count for delivered ones.
+    public func delivery(handler: String, outcome: Outcome, bytes: Int64 = 0, latency: Duration? = nil) {
+        counter(Name.deliveries, [("handler", handler), ("outcome", outcome.rawValue)]).increment()
+        guard outcome == .delivered else { return }
+        counter(Name.deliveredBytes, [("handler", handler)]).increment(by: max(0, bytes))
+        if let latency { timer(Name.deliveryLatency, []).recordNanoseconds(Self.nanoseconds(latency)) }
+    }
+
+    /// A handler acknowledged a delivery (`handled` false: it declined), `latency` after it was sent.
+    public func acknowledgement(handler: String, handled: Bool, latency: Duration?) {
+        counter(Name.acknowledgements, [("handler", handler), ("outcome", handled ? "handled" : "declined")]).increment()
+        if let latency {
+            timer(Name.acknowledgementLatency, [("handler", handler)]).recordNanoseconds(Self.nanoseconds(latency))
+        }
+    }
+
+    /// A file went to quarantine; `reason` is one of ``quarantineReason(for:)``'s categories.
+    public func quarantine(reason: String) {
+        counter(Name.quarantined, [("reason", reason)]).increment()
+    }
+
+    /// An inbox was listed again.
+    public func rescan(_ reason: RescanReason) {
+        counter(Name.rescans, [("reason", reason.rawValue)]).increment()
+    }
+
+    /// Files seen in the inboxes and not yet settled.
+    public func intakeWaiting(_ count: Int) {
+        gauge(Name.intakeWaiting, []).record(Int64(count))
+    }
+
+    /// Events sent to a handler and not yet acknowledged.
+    public func unacknowledged(handler: String, _ count: Int) {
+        gauge(Name.unacknowledged, [("handler", handler)]).record(Int64(count))
+    }
+
+    /// A bounded label for a quarantine reason written for people: the reason file keeps the words,
+    /// the metric only the category.
+    public static func quarantineReason(for reason: String) -> String {
+        if reason.contains("no handler claims") { return "no_handler" }
+        if reason.contains("hard link") { return "hard_link" }
+        if reason.contains("max_file_size") { return "too_large" }
+        if reason.contains("symbolic link") { return "symbolic_link" }
+        if reason.contains("not a regular file") { return "not_regular_file" }
+        return "other"
+    }
+
+    // MARK: Instruments
+
+    private static func key(_ name: String, _ labels: [(String, String)]) -> String {
+        labels.reduce(into: name) { $0 += "\u{0}\($1.0)=\($1.1)" }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds) &* 1_000_000_000 &+ max(0, attoseconds / 1_000_000_000)
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        let key = Self.key(name, labels)
+        return instruments.withLockedValue { made in
+            if let existing = made.counters[key] { return existing }
+            let counter = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+            made.counters[key] = counter
+            return counter
+        }
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
+        let key = Self.key(name, labels)
+        return instruments.withLockedValue { made in
+            if let existing = made.gauges[key] { return existing }
+            let gauge = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+            made.gauges[key] = gauge
+            return gauge
+        }
+    }
+
+    private func timer(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Timer {
+        let key = Self.key(name, labels)
+        return instruments.withLockedValue { made in
+            if let existing = made.timers[key] { return existing }
+            let timer = CoreMetrics.Timer(label: name, dimensions: labels, factory: factory)
+            made.timers[key] = timer
+            return timer
+        }
+    }
+}

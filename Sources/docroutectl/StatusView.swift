@@ -1,0 +1,138 @@
+import DocRouteClient
+
+/// The human form of a `status` reply: a headline, a progress bar while a scan or a backlog drain
+/// runs, the handlers, the inboxes and the failed manifests.
+struct StatusView {
+    let report: StatusReport
+    let socketPath: String
+
+    /// Every line, without trailing newlines.
+    var lines: [String] {
+        var lines = [headline]
+        if let progress = report.extra["progress"]?.objectValue, let bar = Self.progressLine(progress) {
+            lines.append(bar)
+        }
+        lines.append("")
+        lines += handlerTable
+        lines.append("")
+        lines += inboxTable
+        lines.append("")
+        let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
+        if failures.isEmpty {
+            lines.append("failed manifests: none")
+        } else {
+            lines.append("failed manifests:")
+            for failure in failures { lines.append("  \(failure.stringValue ?? "\(failure)")") }
+        }
+        return lines
+    }
+
+    var headline: String {
+        var parts = [report.extra["daemon"]?.stringValue ?? "docrouted", "on", socketPath]
+        if let today = report.extra["deliveredToday"]?.integerValue { parts.append("· delivered today \(Self.grouped(today))") }
+        if let since = report.extra["deliveredSinceStart"]?.integerValue { parts.append("· since start \(Self.grouped(since))") }
+        return parts.joined(separator: " ")
+    }
+
+    var handlerTable: [String] {
+        let ledger = report.extra["ledger"]?.objectValue ?? [:]
+        var rows = [["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY", "LAST ERROR"]]
+        for handler in report.handlers.sorted(by: { $0.bundleIdentifier < $1.bundleIdentifier }) {
+            let today = handler.extra["deliveredToday"]?.integerValue
+                ?? ledger[handler.bundleIdentifier]?.objectValue?["deliveredToday"]?.integerValue
+            rows.append([
+                handler.bundleIdentifier, handler.subscribed ? "yes" : "no", Self.grouped(Int64(handler.pending)),
+                handler.extra["inFlight"]?.integerValue.map(Self.grouped) ?? "-",
+                today.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
+                handler.extra["lastError"]?.stringValue.map { Self.clipped($0, to: 72) } ?? "-",
+            ])
+        }
+        if report.handlers.isEmpty { rows.append(["(no handlers registered)", "", "", "", "", ""]) }
+        return Self.table(rows)
+    }
+
+    var inboxTable: [String] {
+        var rows = [["INBOX", "KIND", "WAITING", "QUARANTINED", "MAILBOXES"]]
+        for inbox in report.inboxes {
+            rows.append([
+                inbox.path, inbox.extra["kind"]?.stringValue ?? "-",
+                inbox.extra["waiting"]?.integerValue.map(Self.grouped) ?? "-",
+                inbox.extra["quarantined"]?.integerValue.map(Self.grouped) ?? "-",
+                inbox.mailboxes.joined(separator: ", "),
+            ])
+        }
+        return Self.table(rows)
+    }
+
+    /// `scan  [#########.......] 5,120/10,000  2,300/s  ETA 2s`; nil without `done` and `total`.
+    static func progressLine(_ progress: [String: JSONValue], width: Int = 16) -> String? {
+        guard let done = progress["done"]?.integerValue, let total = progress["total"]?.integerValue, total > 0 else { return nil }
+        var phase = progress["phase"]?.stringValue ?? "work"
+        if let handler = progress["handler"]?.stringValue { phase += " " + handler }
+        let filled = Int(min(Int64(width), max(0, done * Int64(width) / total)))
+        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "]"
+        var parts = [phase, bar + " " + grouped(done) + "/" + grouped(total)]
+        if let rate = progress["ratePerSecond"]?.numberValue { parts.append(grouped(Int64(rate.rounded())) + "/s") }
+        if let eta = progress["etaSeconds"]?.numberValue { parts.append("ETA " + duration(eta)) }
+        return parts.joined(separator: "  ")
+    }
+
+    /// `2s`, `3m 20s`, `1h 05m`.
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.up))
+        if whole < 60 { return "\(whole)s" }
+        if whole < 3600 { return "\(whole / 60)m \(whole % 60)s" }
+        let minutes = (whole % 3600) / 60
+        return "\(whole / 3600)h " + (minutes < 10 ? "0" : "") + "\(minutes)m"
+    }
+
+    /// `10000` as `10,000`.
+    static func grouped(_ value: Int64) -> String {
+        let digits = String(value.magnitude)
+        var result = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
+            result.append(digit)
+        }
+        return (value < 0 ? "-" : "") + result
+    }
+
+    static func clipped(_ text: String, to length: Int) -> String {
+        let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? text
+        return line.count <= length ? line : String(line.prefix(length - 1)) + "…"
+    }
+
+    /// Rows with aligned columns; the last column is not padded.
+    static func table(_ rows: [[String]]) -> [String] {
+        guard let count = rows.map(\.count).max() else { return [] }
+        var widths = Array(repeating: 0, count: count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+}
+
+extension JSONValue {
+    var integerValue: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .real(let value) where value.rounded() == value && abs(value) < 9e15: Int64(value)
+        default: nil
+        }
+    }
+
+    var numberValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .real(let value): value
+        default: nil
+        }
+    }
+
+    var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { value } else { nil }
+    }
+}

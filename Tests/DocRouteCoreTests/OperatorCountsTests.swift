@@ -1,0 +1,190 @@
+import DocRouteProtocol
+import Foundation
+import Logging
+import Testing
+@testable import DocRouteCore
+
+/// The counts behind `status` and the metrics: progress with rate and estimate, the ledger tally,
+/// the Prometheus text.
+@Suite struct OperatorCountsTests {
+    typealias Instant = ContinuousClock.Instant
+    let start = ContinuousClock.now
+
+    func at(_ milliseconds: Int) -> Instant { start.advanced(by: .milliseconds(milliseconds)) }
+
+    @Test func progressRateFollowsTheLastSecondsAndEstimatesTheRest() {
+        var progress = ProgressTracker<Instant>(phase: "scan", total: 10_000, at: at(0))
+        #expect(progress.estimatedSecondsLeft(at: at(0)) == nil, "no rate yet, no estimate")
+        // 1,000 a second for 10 s.
+        for tick in 1...40 { progress.finish(250, at: at(tick * 250)) }
+        #expect(progress.done == 10_000)
+        #expect(progress.isFinished)
+
+        var slow = ProgressTracker<Instant>(phase: "scan", total: 10_000, at: at(0))
+        // Fast at first (4,000 in 2 s), then 100 a second for 10 s: the rate is the recent one.
+        for tick in 1...8 { slow.finish(500, at: at(tick * 250)) }
+        for tick in 1...40 { slow.finish(25, at: at(2_000 + tick * 250)) }
+        #expect(slow.done == 5_000)
+        let rate = slow.rate(at: at(12_000))
+        #expect(abs(rate - 100) < 1, "rate \(rate)")
+        let left = slow.estimatedSecondsLeft(at: at(12_000)) ?? 0
+        #expect(abs(left - 50) < 1, "5,000 left at 100/s: \(left) s")
+    }
+
+    @Test func progressTotalGrowsWithArrivalsAndDoneNeverPassesIt() {
+        var progress = ProgressTracker<Instant>(phase: "intake", at: at(0))
+        progress.add(3)
+        progress.finish(5, at: at(100))
+        #expect(progress.done == 3)
+        progress.add()
+        #expect(!progress.isFinished)
+    }
+
+    @Test func tallyMovesWithCommitsAndAcknowledgementsAndRollsOverAtMidnight() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let evening = Date(timeIntervalSince1970: 1_700_000_000 - 1_700_000_000.truncatingRemainder(dividingBy: 86_400) + 23 * 3_600)
+        let seeded = DeliveryLedger.Statistics(counts: ["com.example.a": [.committed: 2, .acknowledged: 5]],
+                                               deliveredTodayByHandler: ["com.example.a": 4])
+        var tally = LedgerTally(statistics: seeded, now: evening, calendar: calendar)
+        tally.committed("com.example.a", at: evening)
+        tally.acknowledged("com.example.a", handled: true)
+        tally.acknowledged("com.example.a", handled: false)
+        #expect(tally.counts["com.example.a"] == [.committed: 1, .acknowledged: 6, .declined: 1])
+        #expect(tally.deliveredToday("com.example.a", at: evening) == 5)
+        let morning = evening.addingTimeInterval(2 * 3_600)
+        #expect(tally.deliveredToday("com.example.a", at: morning) == 0, "a new day starts at zero even before a commit")
+        tally.committed("com.example.b", at: morning)
+        #expect(tally.deliveredToday(at: morning) == 1)
+    }
+
+    @Test func metricsRenderAsPrometheusTextWithTheExpectedValues() throws {
+        let metrics = DeliveryMetrics()
+        metrics.delivery(handler: "com.example.a", outcome: .delivered, bytes: 5_120, latency: .milliseconds(30))
+        metrics.delivery(handler: "com.example.a", outcome: .delivered, bytes: 100, latency: .milliseconds(2))
+        metrics.delivery(handler: "com.example.a", outcome: .retrying)
+        metrics.acknowledgement(handler: "com.example.a", handled: false, latency: .milliseconds(7))
+        metrics.quarantine(reason: DeliveryMetrics.quarantineReason(for: "no handler claims public.data (conforms to public.item); install one or set a default"))
+        metrics.rescan(.overflow)
+        metrics.intakeWaiting(12)
+        metrics.unacknowledged(handler: "com.example.a", 3)
+        let text = String(decoding: metrics.render(), as: UTF8.self)
+        let samples = try PrometheusText.parse(text)
+        #expect(samples[#"docroute_deliveries_total{handler="com.example.a",outcome="delivered"}"#] == 2)
+        #expect(samples[#"docroute_deliveries_total{handler="com.example.a",outcome="retrying"}"#] == 1)
+        #expect(samples[#"docroute_delivered_bytes_total{handler="com.example.a"}"#] == 5_220)
+        #expect(samples[#"docroute_acknowledgements_total{handler="com.example.a",outcome="declined"}"#] == 1)
+        #expect(samples[#"docroute_quarantined_total{reason="no_handler"}"#] == 1)
+        #expect(samples[#"docroute_rescans_total{reason="overflow"}"#] == 1)
+        #expect(samples[#"docroute_rescans_total{reason="startup"}"#] == 0)
+        #expect(samples["docroute_intake_waiting"] == 12)
+        #expect(samples[#"docroute_unacknowledged{handler="com.example.a"}"#] == 3)
+        #expect(samples["docroute_delivery_latency_seconds_count"] == 2)
+        #expect(samples[#"docroute_delivery_latency_seconds_bucket{le="0.005"}"#] == 1)
+        #expect(samples[#"docroute_delivery_latency_seconds_bucket{le="0.05"}"#] == 2)
+        #expect(abs((samples["docroute_delivery_latency_seconds_sum"] ?? 0) - 0.032) < 1e-9)
+        #expect(samples[#"docroute_ack_latency_seconds_count{handler="com.example.a"}"#] == 1)
+    }
+
+    @Test func quarantineReasonsAreABoundedSet() {
+        #expect(DeliveryMetrics.quarantineReason(for: "not delivered: it has 2 hard links, so whoever dropped it may not own its content") == "hard_link")
+        #expect(DeliveryMetrics.quarantineReason(for: "not delivered: \(IntakeFile.Refusal.tooLarge(size: 9, limit: 1))") == "too_large")
+        #expect(DeliveryMetrics.quarantineReason(for: "not delivered: \(IntakeFile.Refusal.symbolicLink)") == "symbolic_link")
+        #expect(DeliveryMetrics.quarantineReason(for: "not delivered: \(IntakeFile.Refusal.notRegularFile("FIFO"))") == "not_regular_file")
+        #expect(DeliveryMetrics.quarantineReason(for: "something new") == "other")
+    }
+
+    @Test func activityCountsWaitingFilesAndShowsAScanAsProgress() throws {
+        var configuration = try DaemonConfiguration.parse("[[inbox]]\npath = \"/srv/a\"\n[[inbox]]\npath = \"/srv/b\"\n", file: "test")
+        configuration.metricsTextfile = nil
+        let activity = DaemonActivity(configuration: configuration, logger: Logger(label: "test"))
+        let root = WatchedFolder(inbox: 1, mailbox: nil, path: "/srv/b")
+        let arrivals = (0..<4).map { ArrivalQueue.Arrival(folder: root, name: Array("f\($0)".utf8)) }
+        for arrival in arrivals { activity.queued(arrival) }
+        activity.rescanned(.startup)
+        #expect(activity.inboxFields(1)["waiting"] == .integer(4))
+        #expect(activity.inboxFields(0)["waiting"] == .integer(0))
+        let progress = try #require(activity.progress())
+        #expect(progress.phase == "scan")
+        #expect(progress.total == 4 && progress.done == 0)
+        activity.settled(Array(arrivals.prefix(3)))
+        activity.quarantined(inbox: 1, reason: "no handler claims public.data")
+        #expect(activity.inboxFields(1) == ["waiting": .integer(1), "quarantined": .integer(1)])
+        #expect(activity.progress()?.done == 3)
+        activity.settled([arrivals[3]])
+        #expect(activity.progress() == nil, "nothing waiting, nothing to show")
+        #expect(activity.statusFields()["progress"] == nil)
+    }
+
+    @Test func activityTracksInFlightEventsLastErrorsAndABacklogDrain() throws {
+        let configuration = try DaemonConfiguration.parse("", file: "test")
+        let activity = DaemonActivity(configuration: configuration, logger: Logger(label: "test"))
+        activity.seed(DeliveryLedger.Statistics(counts: ["com.example.a": [.committed: 3]], deliveredTodayByHandler: ["com.example.a": 3]))
+        activity.subscribed("com.example.a", pending: 3)
+        for id in ["1", "2", "3"] { activity.sent("com.example.a", deliveryID: id) }
+        activity.acknowledged("com.example.a", deliveryID: "1", handled: true)
+        let drain = try #require(activity.progress())
+        #expect(drain.phase == "drain" && drain.handler == "com.example.a" && drain.done == 1 && drain.total == 3)
+        activity.failed("com.example.a", "no-space: the disk is full")
+        #expect(activity.handlerFields("com.example.a")["lastError"] == .string("no-space: the disk is full"))
+        #expect(activity.handlerFields("com.example.a")["deliveredToday"] == .integer(3))
+        activity.disconnected("com.example.a", deliveryIDs: ["2", "3"])
+        #expect(activity.progress() == nil)
+        let text = String(decoding: activity.metrics.render(), as: UTF8.self)
+        let samples = try PrometheusText.parse(text)
+        #expect(samples[#"docroute_unacknowledged{handler="com.example.a"}"#] == 0)
+        #expect(samples[#"docroute_acknowledgements_total{handler="com.example.a",outcome="handled"}"#] == 1)
+        guard case .object(let ledger)? = activity.statusFields()["ledger"], case .object(let entry)? = ledger["com.example.a"] else {
+            Issue.record("no ledger entry")
+            return
+        }
+        #expect(entry["committed"] == .integer(2))
+        #expect(entry["acknowledged"] == .integer(1))
+    }
+}
+
+/// A strict reader of the Prometheus text format (version 0.0.4) for tests: every sample line
+/// must belong to a family declared by a `# TYPE` line before it.
+enum PrometheusText {
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Samples by `name{labels}` (labels as written), values as numbers.
+    static func parse(_ text: String) throws -> [String: Double] {
+        var families: [String: String] = [:]
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else {
+                    throw Malformed(description: "bad TYPE line: \(line)")
+                }
+                guard families.updateValue(String(parts[3]), forKey: String(parts[2])) == nil else {
+                    throw Malformed(description: "family declared twice: \(line)")
+                }
+                continue
+            }
+            if line.hasPrefix("#") { continue }
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                throw Malformed(description: "no value: \(line)")
+            }
+            let series = String(line[..<space])
+            let name = String(series.prefix { $0 != "{" })
+            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" }), !name.isEmpty else {
+                throw Malformed(description: "bad metric name: \(line)")
+            }
+            let family = families[name] != nil ? name
+                : ["_bucket", "_sum", "_count"].compactMap { name.hasSuffix($0) ? String(name.dropLast($0.count)) : nil }
+                    .first { families[$0] == "histogram" }
+            guard family != nil else { throw Malformed(description: "sample before its TYPE line: \(line)") }
+            if series.contains("{") {
+                guard series.hasSuffix("}"), series.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\}$"#, options: .regularExpression) != nil else {
+                    throw Malformed(description: "bad labels: \(line)")
+                }
+            }
+            guard samples.updateValue(value, forKey: series) == nil else { throw Malformed(description: "duplicate series: \(line)") }
+        }
+        return samples
+    }
+}
