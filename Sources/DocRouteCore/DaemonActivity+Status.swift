@@ -61,11 +61,15 @@ extension DaemonActivity {
         }
     }
 
-    /// An inbox entry's operator fields: `waiting` (seen, not yet delivered) and `quarantined`
-    /// (since start).
+    /// An inbox entry's operator fields: `waiting` (seen, not yet delivered), `quarantined`
+    /// (since start) and, for a Maildir, `unreadableMessages` (left in `new/`, since start).
     public func inboxFields(_ index: Int) -> [String: JSONValue] {
         state.withLockedValue { state in
-            ["waiting": .integer(Int64(state.waiting[index] ?? 0)), "quarantined": .integer(Int64(state.quarantined[index] ?? 0))]
+            var fields: [String: JSONValue] = [
+                "waiting": .integer(Int64(state.waiting[index] ?? 0)), "quarantined": .integer(Int64(state.quarantined[index] ?? 0)),
+            ]
+            if let unreadable = state.unreadableMessages[index] { fields["unreadableMessages"] = .integer(Int64(unreadable)) }
+            return fields
         }
     }
 

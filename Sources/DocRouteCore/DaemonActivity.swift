@@ -25,6 +25,8 @@ public final class DaemonActivity: Sendable {
         var waiting: [Int: Int] = [:]
         /// Files quarantined from each inbox since start.
         var quarantined: [Int: Int] = [:]
+        /// Maildir messages left in `new/` because they cannot be read (malformed, cut short).
+        var unreadableMessages: [Int: Int] = [:]
         /// When intake first saw each waiting file: the start of its delivery latency.
         var firstSeen: [ArrivalQueue.Arrival: ContinuousClock.Instant] = [:]
         /// The last failure per handler (as its manifest spells it).
@@ -143,6 +145,11 @@ public final class DaemonActivity: Sendable {
         state.withLockedValue { $0.quarantined[inbox, default: 0] += 1 }
         metrics.quarantine(reason: DeliveryMetrics.quarantineReason(for: reason))
         textfile?.changed()
+    }
+
+    /// A Maildir message of inbox `inbox` was left in `new/`, unreadable (reported once).
+    func unreadableMessage(inbox: Int) {
+        state.withLockedValue { $0.unreadableMessages[inbox, default: 0] += 1 }
     }
 
     /// Something failed for `handler` that an operator should see in `status`.

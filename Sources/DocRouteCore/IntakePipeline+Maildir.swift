@@ -131,7 +131,7 @@ extension IntakePipeline {
                 scheduleRetry(arrival)
                 continue
             case .failure(let refusal):
-                reportOnce(path, identity: nil, "message left in new/: \(refusal)")
+                reportOnce(path, inbox: arrival.folder.inbox, identity: nil, "message left in new/: \(refusal)")
                 continue
             }
             let identity = "\(file.device):\(file.inode):\(file.size):\(file.modificationTimeNanoseconds)"
@@ -145,14 +145,14 @@ extension IntakePipeline {
                     logger.error("message cannot be read into \(reader.scratchPath); will try again: \(error)", metadata: ["path": "\(path)"])
                     scheduleRetry(arrival)
                 } else {
-                    reportOnce(path, identity: identity, "message left in new/: \(error)")
+                    reportOnce(path, inbox: arrival.folder.inbox, identity: identity, "message left in new/: \(error)")
                 }
                 continue
             }
             if extraction.summary.isMalformed {
                 extraction.removeTemporaryFiles(in: reader.scratch)
                 let problems = extraction.summary.problems.filter(\.isFatal).map { "\($0)" }.joined(separator: "; ")
-                reportOnce(path, identity: identity, "malformed message left in new/: \(problems)")
+                reportOnce(path, inbox: arrival.folder.inbox, identity: identity, "malformed message left in new/: \(problems)")
                 continue
             }
             let envelope = extraction.summary.envelope
@@ -173,7 +173,7 @@ extension IntakePipeline {
                 if attachment.damage.isContentIncomplete {
                     reader.discard(attachment.temporaryName)
                     message.incomplete = true
-                    reportOnce(path + "#" + attachment.partPath, identity: identity,
+                    reportOnce(path + "#" + attachment.partPath, inbox: arrival.folder.inbox, identity: identity,
                                "attachment not delivered: its encoding is cut short (\(attachment.damage)); the message stays in new/",
                                part: attachment.partPath)
                     continue
@@ -190,6 +190,10 @@ extension IntakePipeline {
         }
 
         let outcomes = deliveries.isEmpty ? [] : await backend.deliver(deliveries)
+        let messageOf = messages.reduce(into: [Int: ArrivalQueue.Arrival]()) { map, message in
+            for index in message.deliveries { map[index] = message.arrival }
+        }
+        activity.delivered(deliveries, outcomes, arrivals: deliveries.indices.compactMap { messageOf[$0] })
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
@@ -287,7 +291,7 @@ extension IntakePipeline {
             case .vanished:
                 break
             case .nameTaken(let name):
-                reportOnce(message.path, identity: nil, "message delivered but left in new/: cur/\(InboxNames.display(name)) exists")
+                reportOnce(message.path, inbox: message.arrival.folder.inbox, identity: nil, "message delivered but left in new/: cur/\(InboxNames.display(name)) exists")
             }
         } catch {
             logger.error("message delivered but not marked read: \(error)", metadata: ["path": "\(message.path)"])
@@ -296,9 +300,9 @@ extension IntakePipeline {
 
     /// Logs a problem with a message once per message (by path and identity), however often a
     /// rescan finds it, and counts it for status.
-    func reportOnce(_ key: String, identity: String?, _ text: String, part: String? = nil) {
+    func reportOnce(_ key: String, inbox: Int, identity: String?, _ text: String, part: String? = nil) {
         guard reportedMessages.insert(key + "|" + (identity ?? "")).inserted else { return }
-        malformedMessageCount += 1
+        activity.unreadableMessage(inbox: inbox)
         var metadata: Logger.Metadata = ["path": "\(key)"]
         if let part { metadata["part"] = "\(part)" }
         logger.warning("\(text)", metadata: metadata)

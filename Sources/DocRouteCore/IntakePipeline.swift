@@ -27,7 +27,6 @@ actor IntakePipeline {
     var mailReader: MaildirMessageReader?
     /// Messages (and parts) already reported as not deliverable, so a rescan does not repeat it.
     var reportedMessages: Set<String> = []
-    var malformedMessageCount = 0
 
     var deliveredCount = 0
     let wake: AsyncStream<Void>

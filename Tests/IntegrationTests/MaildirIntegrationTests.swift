@@ -228,5 +228,13 @@ import Glibc
         Thread.sleep(forTimeInterval: 0.5)
         let reports = harness.daemonLog.split(separator: "\n").filter { $0.contains("malformed message left in new/") && $0.contains("1700000000.M1P1.host") }.count
         #expect(reports == 1, "\(harness.daemonLog)")
+        // …and counted in status, on the Maildir's entry.
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "status", "id": "s"])
+        let status = try #require(client.readMessage())
+        let inboxes = try #require(status["inboxes"] as? [[String: Any]])
+        let entry = try #require(inboxes.first { ($0["path"] as? String) == maildir })
+        #expect(entry["unreadableMessages"] as? Int == 1)
     }
 }
