@@ -237,4 +237,56 @@ import Glibc
         let entry = try #require(inboxes.first { ($0["path"] as? String) == maildir })
         #expect(entry["unreadableMessages"] as? Int == 1)
     }
+
+    /// A message with `parts` attachments, each a distinct payload (so each copy can be matched).
+    static func message(_ index: Int, parts: Int) -> (bytes: Data, payloads: [Data]) {
+        var text = "From: crash@example.org\r\nSubject: crash \(index)\r\nMessage-ID: <crash-\(index)@example.org>\r\n"
+            + "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"c\"\r\n\r\n--c\r\nContent-Type: text/plain\r\n\r\nhi\r\n"
+        var payloads: [Data] = []
+        for part in 0..<parts {
+            let payload = Data("message \(index) part \(part) ".utf8) + Data(repeating: UInt8(truncatingIfNeeded: index &+ part), count: 20_000 + index)
+            payloads.append(payload)
+            text += "--c\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"p\(part).bin\"\r\n"
+                + "Content-Transfer-Encoding: base64\r\n\r\n" + payload.base64EncodedString(options: .lineLength76Characters) + "\r\n"
+        }
+        return (Data((text + "--c--\r\n").utf8), payloads)
+    }
+
+    @Test func killedAtRandomMomentsEveryAttachmentArrivesExactlyOnce() throws {
+        let (harness, maildir) = try Self.harness(catchAll: true)
+        defer { harness.remove() }
+        let count = 90
+        let restarts = 3
+        var expected: [Data] = []
+        var names: [String] = []
+        try harness.start()
+        for round in 0...restarts {
+            for index in (round * count / (restarts + 1))..<((round + 1) * count / (restarts + 1)) {
+                let (bytes, payloads) = Self.message(index, parts: 3)
+                expected += payloads
+                let name = "\(1_700_000_000 + index).M\(index)P1.crash"
+                names.append(name)
+                try bytes.write(to: URL(fileURLWithPath: maildir + "/tmp/" + name))
+                #expect(rename(maildir + "/tmp/" + name, maildir + "/new/" + name) == 0)
+            }
+            guard round < restarts else { break }
+            usleep(useconds_t.random(in: 1_000...200_000))
+            harness.crash()
+            try harness.start()
+        }
+        #expect(harness.waitUntil(timeout: 120) {
+            names.allSatisfy { FileManager.default.fileExists(atPath: maildir + "/cur/" + $0 + ":2,S") }
+        }, "\(harness.daemonLog.suffix(3000))")
+        var delivered = Self.delivered(harness, mailbox: "INBOX")
+        #expect(delivered.count == expected.count, "each attachment exactly once: \(delivered.count) of \(expected.count)")
+        for payload in expected {
+            if let index = delivered.firstIndex(where: { $0.bytes == payload }) {
+                delivered.remove(at: index)
+            } else {
+                Issue.record("an attachment of \(payload.count) bytes is missing")
+            }
+        }
+        let scratch = (try? FileManager.default.contentsOfDirectory(atPath: harness.root + "/state/mail-scratch")) ?? []
+        #expect(scratch.isEmpty, "scratch files left: \(scratch.prefix(5))")
+    }
 }
