@@ -4,13 +4,15 @@
 set -euo pipefail
 root=${1:?usage: make-run-config.sh ROOT}
 here=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$root/etc/handlers.d" "$root/var/lib/docroute" "$root/spool/drop" "$root/run"
+mkdir -p "$root/etc/handlers.d" "$root/var/lib/docroute" "$root/spool/drop" "$root/spool/mail" "$root/run"
 cp "$here"/config/handlers/*.plist "$root/etc/handlers.d/"
 sed -e "s#\"/run/docroute/#\"$root/run/#" \
     -e "s#\"/var/lib/docroute#\"$root/var/lib/docroute#" \
     -e "s#\"/etc/docroute/handlers.d#\"$root/etc/handlers.d#" \
     -e "s#\"/var/spool/docroute/drop#\"$root/spool/drop#" \
+    -e "s#\"/var/spool/docroute/mail#\"$root/spool/mail#" \
     "$here/config/docroute.toml" > "$root/docroute.toml"
 echo "configuration: $root/docroute.toml"
 echo "drop files into: $root/spool/drop   (or $root/spool/drop/<mailbox>/)"
+echo "mail (Maildir) into: $root/spool/mail/new   (or $root/spool/mail/.<Folder>/new)"
 echo "sandboxes under: $root/var/lib/docroute/containers"

@@ -36,6 +36,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
         kind = "directory"
         default_mailbox = "Inbox"
         source_application = "org.docroute.drop"
+
+        [[inbox]]
+        path = "/var/spool/docroute/mail"
+        kind = "maildir"
+        default_mailbox = "INBOX"
+        source_application = "com.apple.mobilemail"
         """
 
     /// The embedded default.

@@ -22,8 +22,10 @@ extension IntakePipeline {
         let inbox = configuration.inboxes[index]
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path, role: .maildirRoot)
         do {
-            for leaf in ["", "/" + MaildirLayout.newFolder, "/" + MaildirLayout.curFolder, "/" + MaildirLayout.tmpFolder] {
-                try FileManager.default.createDirectory(atPath: inbox.path + leaf, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
+            for leaf in [MaildirLayout.newFolder, MaildirLayout.curFolder, MaildirLayout.tmpFolder] {
+                // Group-writable whatever the service's umask: the delivery agent is a group member.
+                if mkdir(inbox.path + "/" + leaf, 0o770) == 0 { chmod(inbox.path + "/" + leaf, 0o770) }
             }
             try watcher.watch(root)
         } catch {

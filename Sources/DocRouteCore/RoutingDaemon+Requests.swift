@@ -60,7 +60,10 @@ extension RoutingDaemon: RequestResponder {
         }
         let folders = watcher.watchedFolders
         let inboxes = configuration.inboxes.enumerated().map { index, inbox in
-            InboxStatus(path: inbox.path, mailboxes: [inbox.defaultMailbox] + folders.filter { $0.inbox == index }.compactMap(\.mailbox).sorted(),
+            // A Maildir's `.Name` folder waiting for its `new/` is not a mailbox yet.
+            let mailboxes = Set(folders.filter { $0.inbox == index && $0.role != .maildirFolder }.compactMap(\.mailbox))
+                .subtracting([inbox.defaultMailbox])
+            return InboxStatus(path: inbox.path, mailboxes: [inbox.defaultMailbox] + mailboxes.sorted(),
                         extra: activity.inboxFields(index).merging(["kind": .string(inbox.kind.rawValue)]) { $1 })
         }
         var extra = activity.statusFields()
