@@ -253,7 +253,10 @@ find_leader() {
     done
     return 1
 }
-for _ in $(seq 300); do
+# A loaded two-core machine (a build beside it) has taken over 30 s to get this far: wait up to
+# DOCROUTE_BOOT_TIMEOUT seconds (default 180), in tenths.
+boot_ticks=$(( ${DOCROUTE_BOOT_TIMEOUT:-180} * 10 ))
+for _ in $(seq "$boot_ticks"); do
     if [ -z "$leader" ]; then leader=$(find_leader || true); fi
     [ -n "$leader" ] && [ -d "/proc/$leader/root/run/systemd/system" ] && break
     if ! kill -0 "$nspawn_pid" 2>/dev/null; then
@@ -264,14 +267,14 @@ for _ in $(seq 300); do
 done
 if [ -z "$leader" ] || [ ! -d "/proc/$leader/root/run/systemd/system" ]; then
     tail -20 "$console" >&2
-    abort "the container's systemd came up within 30 s"
+    abort "the container's systemd came up within ${DOCROUTE_BOOT_TIMEOUT:-180} s"
 fi
 # /run/systemd/system comes before systemd's private bus socket, which systemctl needs.
-for _ in $(seq 300); do
+for _ in $(seq "$boot_ticks"); do
     [ -S "/proc/$leader/root/run/systemd/private" ] && break
     sleep 0.1
 done
-state=$(timeout 120 nsenter --target "$leader" --all --root --wd env -i PATH=/usr/bin:/bin systemctl is-system-running --wait 2>&1 || true)
+state=$(timeout "${DOCROUTE_BOOT_TIMEOUT:-180}" nsenter --target "$leader" --all --root --wd env -i PATH=/usr/bin:/bin systemctl is-system-running --wait 2>&1 || true)
 case "$state" in
 running) pass "container booted (systemd $(in_container systemctl --version | awk 'NR==1{print $2}'), state running)" ;;
 degraded)
@@ -354,7 +357,7 @@ wait_for_file() {
 }
 
 drop_file 1abc.pdb
-if wait_for_file "$sandbox/1abc.pdb" 20 && cmp -s "$work/1abc.pdb" "$sandbox/1abc.pdb"; then
+if wait_for_file "$sandbox/1abc.pdb" 60 && cmp -s "$work/1abc.pdb" "$sandbox/1abc.pdb"; then
     pass "dropped 1abc.pdb arrived in the sandbox"
 else
     fail "dropped 1abc.pdb arrived in $sandbox"
@@ -367,7 +370,7 @@ if [ "${owner%% *}" = root:docroute ]; then
 else
     fail "the copy belongs to the handler's user, group docroute: root:docroute (found $owner)"
 fi
-if client subscribe "$sock" "$molecules" --expect 1abc.pdb --ack --timeout 20 --linger 1 >"$work/subscribe1.log" 2>&1; then
+if client subscribe "$sock" "$molecules" --expect 1abc.pdb --ack --timeout 60 --linger 1 >"$work/subscribe1.log" 2>&1; then
     first=$(grep -m1 '1abc.pdb' "$work/subscribe1.log")
     pass "subscribed as $molecules: $(echo "$first" | cut -c1-150)…"
 else
@@ -391,7 +394,7 @@ else
 fi
 # A handler with an unprivileged user: it must be able to read what it is given.
 drop_file note.dtnote
-if wait_for_file "$ctr$viewer_copy" 20; then
+if wait_for_file "$ctr$viewer_copy" 60; then
     owner=$(in_container stat -c '%U:%G %a' "$viewer_copy")
     if [ "${owner%%:*}" = docroute-viewer ] && in_container runuser -u docroute-viewer -- cat "$viewer_copy" 2>&1 | cmp -s "$work/note.dtnote" -; then
         pass "a handler running as docroute-viewer owns and reads its copy ($owner)"
@@ -416,7 +419,7 @@ wait_for_state() {
 reload_pid=$(in_container systemctl show -P MainPID docroute.service)
 # ExecReload= (kill -HUP) returns before the daemon's RELOADING=1 arrives, so the unit may
 # show "reloading" for a moment after systemctl returns, until READY=1.
-if in_container systemctl reload docroute.service 2>"$work/reload.log" && wait_for_state active 10 &&
+if in_container systemctl reload docroute.service 2>"$work/reload.log" && wait_for_state active 30 &&
     [ "$(in_container systemctl show -P MainPID docroute.service)" = "$reload_pid" ] &&
     in_container journalctl "_PID=$reload_pid" -o cat --no-pager | grep -qi 'reload'; then
     pass "systemctl reload (RELOADING=1 … READY=1), same pid $reload_pid"
@@ -449,7 +452,7 @@ stalled_at=$(date +%s)
 in_container systemctl kill --kill-whom=main --signal=SIGSTOP docroute.service
 drop_file 2abc.pdb
 new_pid=$old_pid
-for _ in $(seq 300); do
+for _ in $(seq 600); do
     new_pid=$(in_container systemctl show -P MainPID docroute.service)
     if [ "$new_pid" != "$old_pid" ] && [ "$new_pid" != 0 ] && [ "$(in_container systemctl is-active docroute.service)" = active ]; then break; fi
     sleep 0.1
@@ -462,7 +465,7 @@ else
     fail "watchdog restart (pid $old_pid→$new_pid, NRestarts $old_restarts→$new_restarts, log: ${watchdog_log:-none})"
     in_container systemctl status docroute.service --no-pager -n 20 >&2 || true
 fi
-if wait_for_file "$sandbox/2abc.pdb" 20 && cmp -s "$work/2abc.pdb" "$sandbox/2abc.pdb" && client subscribe "$sock" "$molecules" --expect 2abc.pdb --ack --timeout 20 --linger 2 >"$work/subscribe2.log" 2>&1; then
+if wait_for_file "$sandbox/2abc.pdb" 60 && cmp -s "$work/2abc.pdb" "$sandbox/2abc.pdb" && client subscribe "$sock" "$molecules" --expect 2abc.pdb --ack --timeout 60 --linger 2 >"$work/subscribe2.log" 2>&1; then
     if grep -q '1abc.pdb' "$work/subscribe2.log"; then
         fail "the acknowledged 1abc.pdb is never sent again (it was after the restart)"
     else

@@ -66,6 +66,25 @@ public final class SocketServer: Sendable {
         state.withLockedValue { $0.channel = channel }
     }
 
+    /// The file system path a bound Unix socket descriptor listens on, or nil (not a Unix socket,
+    /// or an abstract one). With socket activation this, not the configuration, is where handlers
+    /// must connect.
+    public static func boundPath(of descriptor: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard found, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let pathLength = Int(length) - MemoryLayout.offset(of: \sockaddr_un.sun_path)!
+        guard pathLength > 1 else { return nil }
+        return withUnsafeBytes(of: address.sun_path) { bytes in
+            let raw = bytes.prefix(pathLength)
+            guard raw.first != 0 else { return nil }
+            return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
     /// Stops accepting and closes the listening socket (open connections finish on their own).
     public func stop() async {
         let channel = state.withLockedValue { $0.channel }

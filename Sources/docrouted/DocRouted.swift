@@ -33,7 +33,7 @@ struct DocRouted: AsyncParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level).bootstrap()
         let logger = Logger(label: "docrouted")
-        let configuration: DaemonConfiguration
+        var configuration: DaemonConfiguration
         do {
             configuration = try config.map { path throws(ConfigurationError) in try DaemonConfiguration.load(path: path) } ?? DaemonConfiguration.embeddedDefault()
         } catch {
@@ -50,6 +50,12 @@ struct DocRouted: AsyncParsableCommand {
             activation = try SocketActivation()
             if let descriptor = try activation.descriptor() {
                 endpoint = .descriptor(descriptor)
+                // Launched handlers are told where to connect: where systemd's socket really is.
+                if let path = SocketServer.boundPath(of: descriptor), path != configuration.socket {
+                    logger.notice("socket passed by systemd differs from the configuration's; handlers are told the passed one",
+                                  metadata: ["socket": "\(path)", "configured": "\(configuration.socket)"])
+                    configuration.socket = path
+                }
             } else {
                 try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 endpoint = .path(configuration.socket)

@@ -111,6 +111,8 @@ import Glibc
         let lines = report.split(separator: "\n").map(String.init)
         // Proof that the report comes from the handler docrouted launched.
         #expect(lines.contains("DOCROUTE_BUNDLE_IDENTIFIER=\(ActivatedDaemonRun.probeBundle)"), "\(report)")
+        // It is told to connect where the passed socket listens, not where the configuration says.
+        #expect(lines.contains("DOCROUTE_SOCKET=\(run.activatedSocketPath)"), "\(report)")
         for variable in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
             #expect(!lines.contains { $0.hasPrefix(variable + "=") }, "the handler inherited \(variable):\n\(report)")
         }
