@@ -370,6 +370,32 @@ if [ "${owner%% *}" = root:docroute ]; then
 else
     fail "the copy belongs to the handler's user, group docroute: root:docroute (found $owner)"
 fi
+
+# The shipped configuration's Maildir: a message delivered as an MDA does (tmp/, then a rename
+# into new/) has its attachment routed, and ends in cur/ with the S flag, under the hardened unit.
+maildir="$ctr/var/spool/docroute/mail"
+if wait_for_file "$maildir/new" 30; then
+    base64 "$work/1abc.pdb" >"$work/mail-attachment.b64"
+    {
+        printf 'From: sender@example.org\r\nSubject: a molecule\r\nMessage-ID: <container-1@example.org>\r\n'
+        printf 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
+        printf -- '--b\r\nContent-Type: text/plain\r\n\r\nattached\r\n'
+        printf -- '--b\r\nContent-Type: chemical/x-pdb\r\nContent-Disposition: attachment; filename="mail.pdb"\r\n'
+        printf 'Content-Transfer-Encoding: base64\r\n\r\n'
+        sed 's/$/\r/' "$work/mail-attachment.b64"
+        printf -- '--b--\r\n'
+    } >"$maildir/tmp/1700000000.M1P1.container"
+    mv "$maildir/tmp/1700000000.M1P1.container" "$maildir/new/1700000000.M1P1.container"
+    mail_copy="$ctr/var/lib/docroute/containers/$molecules/Documents/Inbox/INBOX/mail.pdb"
+    if wait_for_file "$mail_copy" 60 && cmp -s "$work/1abc.pdb" "$mail_copy" \
+        && wait_for_file "$maildir/cur/1700000000.M1P1.container:2,S" 30; then
+        pass "a mail attachment reached the handler (Documents/Inbox/INBOX/mail.pdb) and the message is in cur/ with S"
+    else
+        fail "mail attachment delivered and message marked read (copy: $(ls "$(dirname "$mail_copy")" 2>&1 | head -3); new/: $(ls "$maildir/new" | head -3))"
+    fi
+else
+    fail "docrouted created the shipped Maildir's new/ ($(ls -la "$maildir" 2>&1 | head -5))"
+fi
 if client subscribe "$sock" "$molecules" --expect 1abc.pdb --ack --timeout 60 --linger 1 >"$work/subscribe1.log" 2>&1; then
     first=$(grep -m1 '1abc.pdb' "$work/subscribe1.log")
     pass "subscribed as $molecules: $(echo "$first" | cut -c1-150)…"
