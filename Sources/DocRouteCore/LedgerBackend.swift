@@ -14,7 +14,11 @@ public final class LedgerBackend: DeliveryBackend {
     let ledger: DeliveryLedger
     let batch: DeliveryBatch
     let quarantineFolder: Quarantine
+    /// Runs delivery batches, recovery and quarantine moves: long, mostly waiting on disk flushes.
     let pool: NIOThreadPool
+    /// Runs the ledger's short reads and writes (owed events, acknowledgements, counts), so a handler
+    /// is sent its next document and its acks are recorded while a batch waits on a flush.
+    let ledgerPool: NIOThreadPool
     let logger: Logger
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
@@ -26,14 +30,21 @@ public final class LedgerBackend: DeliveryBackend {
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
+        ledgerPool = NIOThreadPool(numberOfThreads: 1)
+        ledgerPool.start()
     }
 
     deinit {
         pool.shutdownGracefully { _ in }
+        ledgerPool.shutdownGracefully { _ in }
     }
 
     func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await pool.runIfActive(body)
+    }
+
+    func ledgerWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await ledgerPool.runIfActive(body)
     }
 
     public func recover() async throws {
@@ -106,11 +117,11 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String> {
-        try await blocking { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
+        try await ledgerWork { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
     }
 
     public func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {
-        let record = try await blocking { [ledger] in
+        let record = try await ledgerWork { [ledger] in
             try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication)
         }
         return (record.deliveryID.uuidString.lowercased(), record.sequence)
@@ -125,7 +136,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
-        let records = try await blocking { [ledger] in try ledger.pending(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit) }
+        let records = try await ledgerWork { [ledger] in try ledger.pending(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit) }
         return records.compactMap { record in
             guard let event = Self.event(for: record) else { return nil }
             return OwedDelivery(sequence: record.sequence, event: event)
@@ -133,7 +144,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func owedCount(bundleIdentifier: String) async throws -> Int {
-        try await blocking { [ledger] in try ledger.pendingCount(bundleIdentifier: bundleIdentifier) }
+        try await ledgerWork { [ledger] in try ledger.pendingCount(bundleIdentifier: bundleIdentifier) }
     }
 
     public func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
@@ -143,7 +154,7 @@ public final class LedgerBackend: DeliveryBackend {
             grouped["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
         }
         let groups = Array(grouped.values)
-        try await blocking { [ledger] in
+        try await ledgerWork { [ledger] in
             for group in groups {
                 _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
             }
@@ -151,7 +162,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func statistics() async -> [String: JSONValue] {
-        guard let stats = try? await blocking({ [ledger] in try ledger.stats() }) else { return [:] }
+        guard let stats = try? await ledgerWork({ [ledger] in try ledger.stats() }) else { return [:] }
         var byHandler: [String: JSONValue] = [:]
         for (bundle, counts) in stats.counts {
             var entry: [String: JSONValue] = [:]
@@ -163,7 +174,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? {
-        try? await blocking { [ledger] in try ledger.stats() }
+        try? await ledgerWork { [ledger] in try ledger.stats() }
     }
 
     static func event(for record: LedgerRecord) -> DocumentEvent? {
