@@ -66,8 +66,12 @@ chaos: deps
 install: release
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
+# About 15 minutes on 2 cores: tables on the terminal, every figure as JSON in $(BENCH_JSON) (for the
+# README). `docroute-bench compare --quick` is the two-minute form; the suite runs a lighter one.
+BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
-	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all
+	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all --json > "$(BENCH_JSON)"
+	@echo "figures as JSON: $(BENCH_JSON)"
 
 clean:
 	rm -rf .build run
