@@ -59,6 +59,7 @@ final class BenchDaemon: @unchecked Sendable {
         for (key, value) in environment { merged[key] = value }
         process.environment = merged
         try process.run()
+        Self.running.insert(process.processIdentifier)
         guard waitForSocket else { return }
         for _ in 0..<3000 {
             if let client = try? BenchClient(path: socket) { client.close(); return }
@@ -68,7 +69,11 @@ final class BenchDaemon: @unchecked Sendable {
         throw BenchError("docrouted did not start")
     }
 
+    /// Daemons started and not yet stopped, for an interrupted run to stop.
+    static let running = LockedSet()
+
     func stop() {
+        Self.running.remove(process.processIdentifier)
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()

@@ -25,6 +25,7 @@ extension DocRouteBench {
         @Flag(help: "Write the figures as JSON on standard output (the table goes to standard error).") var json = false
 
         func run() throws {
+            GroupedChild.stopAllOnInterrupt()
             if json { BenchOutput.shared.enableJSON() }
             try measure()
             try BenchOutput.shared.finish()
@@ -51,11 +52,7 @@ extension DocRouteBench {
             let waiting = backlog ?? (quick ? 1_000 : 100_000)
             if waiting > 0 { comparison.backlog = try backlogAtStart(files: waiting) }
             let idle = idleSeconds ?? (quick ? 5 : 60)
-            if idle > 0 {
-                for underServiceManager in [false, true] {
-                    comparison.idle.append(try idleCost(seconds: idle, underServiceManager: underServiceManager))
-                }
-            }
+            if idle > 0 { comparison.idle = try idleCost(seconds: idle) }
             comparison.machine.loadAverageAtEnd = Self.loadAverage
             comparison.machine.minutes = Double(DispatchTime.now().uptimeNanoseconds - started) / 60e9
             BenchOutput.shared.human("docroute against the inotifywait script (\(baselineScript.split(separator: "/").suffix(3).joined(separator: "/"))), same disk, "
@@ -119,7 +116,7 @@ extension DocRouteBench {
             progress("burst of \(files) for the script: renaming into the inbox")
             let start = DispatchTime.now().uptimeNanoseconds
             for name in names { rename(baseline.stage + "/" + name, baseline.inbox + "/" + name) }
-            let settled = baseline.waitUntilSettled(expected: files, quiet: 5, limit: min(600, max(60, Double(files) / 100))) {
+            let settled = baseline.waitUntilSettled(expected: files, quiet: 5, limit: min(600, max(120, Double(files) / 50))) {
                 progress("burst of \(files) for the script: \($0) lines received")
             }
             let (lines, lastAt) = baseline.received
@@ -167,26 +164,31 @@ extension DocRouteBench {
                          peakResidentMiB: daemon.peakResidentMiB, baselineWaiting: waiting, baselineDelivered: baseline.copied)
         }
 
-        /// A daemon with a subscribed, idle handler: CPU time and context switches over `seconds`.
-        func idleCost(seconds: Int, underServiceManager: Bool) throws -> Comparison.Idle {
-            progress("idle for \(seconds) s\(underServiceManager ? " with NOTIFY_SOCKET set" : "")")
-            let daemon = try BenchDaemon(name: "compare-idle")
-            defer { daemon.stop() }
-            var readiness: ReadinessSocket?
-            if underServiceManager { readiness = try ReadinessSocket(path: daemon.root + "/notify.sock") }
-            defer { readiness?.close() }
-            try daemon.start(environment: readiness.map { ["NOTIFY_SOCKET": $0.path] } ?? [:])
-            let subscriber = try AcknowledgingSubscriber(socket: daemon.socket)
-            defer { subscriber.close() }
+        /// Two daemons side by side, each with a subscribed, idle handler, one started by hand and one
+        /// with `NOTIFY_SOCKET` set as under systemd: CPU time and context switches over the same `seconds`.
+        func idleCost(seconds: Int) throws -> [Comparison.Idle] {
+            progress("idle for \(seconds) s, by hand and with NOTIFY_SOCKET set")
+            let plain = try BenchDaemon(name: "compare-idle")
+            defer { plain.stop() }
+            let managed = try BenchDaemon(name: "compare-idle-notify")
+            defer { managed.stop() }
+            let readiness = try ReadinessSocket(path: managed.root + "/notify.sock")
+            defer { readiness.close() }
+            try plain.start()
+            try managed.start(environment: ["NOTIFY_SOCKET": readiness.path])
+            let subscribers = try [plain, managed].map { try AcknowledgingSubscriber(socket: $0.socket) }
+            defer { for subscriber in subscribers { subscriber.close() } }
             sleep(2)
-            let meter = daemon.meter
-            let cpu = meter.cpuSeconds
-            let switches = meter.contextSwitches
+            let meters = [plain.meter, managed.meter]
+            let before = meters.map { ($0.cpuSeconds, $0.contextSwitches) }
             let begin = DispatchTime.now().uptimeNanoseconds
             sleep(UInt32(seconds))
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
-            return .init(underServiceManager: underServiceManager, seconds: elapsed, cpuMilliseconds: (meter.cpuSeconds - cpu) * 1000,
-                         wakeups: ProcessMeter.wakeups(from: switches, to: meter.contextSwitches), threads: meter.threads)
+            return zip(meters, before).enumerated().map { index, pair in
+                let (meter, (cpu, switches)) = pair
+                return Comparison.Idle(underServiceManager: index == 1, seconds: elapsed, cpuMilliseconds: (meter.cpuSeconds - cpu) * 1000,
+                                       wakeups: ProcessMeter.wakeups(from: switches, to: meter.contextSwitches), threads: meter.threads)
+            }
         }
     }
 }

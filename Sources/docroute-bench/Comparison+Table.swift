@@ -13,7 +13,9 @@ extension Comparison {
                          Self.decimal(b.seconds) + (b.settled ? "" : " (cut)"), "", ""])
             rows.append(["  delivered / notified", "\(Self.count(d.delivered)) / \(Self.count(d.notified))",
                          "\(Self.count(b.delivered)) / \(Self.count(b.notified))", "", ""])
-            rows.append(["  lost", Self.count(d.lost), Self.count(b.lost), "", "0"])
+            // A wait cut by its limit leaves files that may still have been on their way.
+            func lost(_ side: BurstSide) -> String { Self.count(side.lost) + (side.settled ? "" : " (or still queued)") }
+            rows.append(["  lost", lost(d), lost(b), "", "0"])
             if let peak = d.peakResidentMiB {
                 rows.append(["  daemon peak resident memory", Self.decimal(peak) + " MiB", "", "", "< 64 MiB"])
             }

@@ -26,6 +26,7 @@ struct DocRouteBench: AsyncParsableCommand {
         @Flag(help: "Write every figure as JSON on standard output (the tables go to standard error).") var json = false
 
         func run() throws {
+            GroupedChild.stopAllOnInterrupt()
             if json { BenchOutput.shared.enableJSON() }
             let quickFlag = quick ? ["--quick"] : []
             try Types.parse(quickFlag).run()

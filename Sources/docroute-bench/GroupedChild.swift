@@ -55,6 +55,7 @@ final class GroupedChild: @unchecked Sendable {
             throw BenchError("cannot run \(arguments[0]): \(String(cString: strerror(result)))")
         }
         pid = child
+        Self.running.insert(child)
         // Drained all along, so a chatty child never blocks on a full pipe.
         let readEnd = pipeEnds[0]
         let captured = captured
@@ -86,6 +87,7 @@ final class GroupedChild: @unchecked Sendable {
 
     /// SIGTERM to the whole group, SIGKILL after two seconds; reaps the direct child.
     func stop() {
+        Self.running.remove(pid)
         kill(-pid, SIGTERM)
         for _ in 0..<200 {
             if waitpid(pid, nil, WNOHANG) != 0 { break }
@@ -94,6 +96,37 @@ final class GroupedChild: @unchecked Sendable {
         kill(-pid, SIGKILL)
         _ = waitpid(pid, nil, WNOHANG)
     }
+}
+
+extension GroupedChild {
+    /// Groups started and not yet stopped: an interrupted benchmark must not leave an inotifywait behind.
+    static let running = LockedSet()
+    nonisolated(unsafe) private static var interruptSources: [DispatchSourceSignal] = []
+
+    /// On SIGINT or SIGTERM, stops every running group and daemon, then exits (call once, early).
+    static func stopAllOnInterrupt() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                for pid in running.all { kill(-pid, SIGTERM) }
+                for pid in BenchDaemon.running.all { kill(pid, SIGTERM) }
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            interruptSources.append(source)
+        }
+    }
+}
+
+/// A set of process ids shared between threads.
+final class LockedSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pids: Set<pid_t> = []
+
+    func insert(_ pid: pid_t) { lock.lock(); pids.insert(pid); lock.unlock() }
+    func remove(_ pid: pid_t) { lock.lock(); pids.remove(pid); lock.unlock() }
+    var all: Set<pid_t> { lock.lock(); defer { lock.unlock() }; return pids }
 }
 
 /// Text appended by one thread and read by another.
