@@ -66,8 +66,8 @@ chaos: deps
 install: release
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
-# About 15 minutes on 2 cores: tables on the terminal, every figure as JSON in $(BENCH_JSON) (for the
-# README). `docroute-bench compare --quick` is the two-minute form; the suite runs a lighter one.
+# 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
+# figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
 BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
 	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all --json > "$(BENCH_JSON)"

@@ -8,7 +8,7 @@ extension Comparison {
             let d = burst.docroute
             let b = burst.baseline
             rows.append(["burst \(Self.count(burst.files)) × 4 KiB: files/s", Self.count(d.filesPerSecond), Self.count(b.filesPerSecond),
-                         String(format: "%.1f×", burst.ratio), "≥ 5,000/s, ≥ 14×"])
+                         burst.ratio.map { String(format: "%.1f×", $0) } ?? "–", "≥ 5,000/s, ≥ 14×"])
             rows.append(["  seconds to the last notification", Self.decimal(d.seconds) + (d.settled ? "" : " (cut)"),
                          Self.decimal(b.seconds) + (b.settled ? "" : " (cut)"), "", ""])
             rows.append(["  delivered / notified", "\(Self.count(d.delivered)) / \(Self.count(d.notified))",

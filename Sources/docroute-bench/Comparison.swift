@@ -33,8 +33,8 @@ struct Comparison: Codable, Sendable {
         var files: Int
         var docroute: BurstSide
         var baseline: BurstSide
-        /// docroute's files per second over the script's.
-        var ratio: Double
+        /// docroute's files per second over the script's (nil when the script delivered nothing).
+        var ratio: Double?
     }
 
     /// Rename into the inbox to the subscriber's reading of the `openURL` line, in milliseconds.
@@ -77,4 +77,12 @@ struct Comparison: Codable, Sendable {
     var latency: [Latency] = []
     var backlog: Backlog?
     var idle: [Idle] = []
+
+    /// Lost files are the one figure that must hold on any machine, loaded or not.
+    func requireNothingLost() throws {
+        for burst in bursts where burst.docroute.lost > 0 {
+            throw BenchError("docroute lost \(burst.docroute.lost) of \(burst.files) files in a burst")
+        }
+        if let lost = backlog?.lost, lost > 0 { throw BenchError("docroute lost \(lost) of the \(backlog?.files ?? 0) files waiting at start") }
+    }
 }

@@ -33,8 +33,9 @@ struct DocRouteBench: AsyncParsableCommand {
             try Selection.parse(quickFlag).run()
             // compare measures the idle daemon, longer and with wake-ups.
             try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)", "--skip-idle"]).run()
-            try Compare.parse(quickFlag).measure()
+            let comparison = try Compare.parse(quickFlag).measure()
             try BenchOutput.shared.finish()
+            try comparison.requireNothingLost()
         }
     }
 }
