@@ -66,8 +66,12 @@ chaos: deps
 install: release
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
+# 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
+# figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
+BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
-	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all
+	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all --json > "$(BENCH_JSON)"
+	@echo "figures as JSON: $(BENCH_JSON)"
 
 clean:
 	rm -rf .build run

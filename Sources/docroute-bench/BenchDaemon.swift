@@ -46,19 +46,34 @@ final class BenchDaemon: @unchecked Sendable {
 
     var sandbox: String { root + "/containers/com.sunsetlakesoftware.molecules/Documents/Inbox/Inbox" }
 
-    func start() throws {
+    var meter: ProcessMeter { ProcessMeter(pid: process.processIdentifier) }
+
+    /// Starts the daemon; with `waitForSocket`, returns once its socket answers.
+    func start(environment: [String: String] = [:], waitForSocket: Bool = true) throws {
         process.executableURL = URL(fileURLWithPath: binDirectory + "/docrouted")
         process.arguments = ["--config", root + "/docroute.toml", "--log-level", "warning"]
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        var merged = ProcessInfo.processInfo.environment
+        // A benchmark run from a service must not speak for it to systemd.
+        merged["NOTIFY_SOCKET"] = nil
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
         try process.run()
+        Self.running.insert(process.processIdentifier)
+        guard waitForSocket else { return }
         for _ in 0..<3000 {
             if let client = try? BenchClient(path: socket) { client.close(); return }
+            guard process.isRunning else { throw BenchError("docrouted exited with status \(process.terminationStatus)") }
             usleep(10_000)
         }
         throw BenchError("docrouted did not start")
     }
 
+    /// Daemons started and not yet stopped, for an interrupted run to stop.
+    static let running = LockedSet()
+
     func stop() {
+        Self.running.remove(process.processIdentifier)
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
@@ -68,19 +83,11 @@ final class BenchDaemon: @unchecked Sendable {
 
     /// Writes `count` files of `size` bytes into the staging folder (same file system as the inbox).
     func stageFiles(_ count: Int, size: Int, prefix: String = "f") throws -> [String] {
-        var names: [String] = []
-        var bytes = [UInt8](repeating: 0, count: size)
-        for index in 0..<count {
-            let name = "\(prefix)\(index).pdb"
-            let header = Array("HEADER \(index)\n".utf8)
-            bytes.replaceSubrange(0..<header.count, with: header)
-            let fd = open(stage + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-            names.append(name)
-        }
-        return names
+        try writeFiles(count, size: size, prefix: prefix, in: stage)
     }
+
+    /// Flushes what staging wrote, so neither side of a comparison pays for the other's writeback.
+    func syncStaged() { flushDirtyPages() }
 
     func dropStaged(_ name: String) {
         rename(stage + "/" + name, inbox + "/" + name)
@@ -98,20 +105,51 @@ final class BenchDaemon: @unchecked Sendable {
     }
 
     /// CPU time used by the daemon so far, in seconds (utime + stime from /proc).
-    var cpuSeconds: Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return 0 }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    var cpuSeconds: Double { meter.cpuSeconds }
 
     /// Peak resident memory of the daemon (VmHWM), in MiB.
-    var peakResidentMiB: Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
-        return (Double(line.split(separator: " ")[1]) ?? 0) / 1024
+    var peakResidentMiB: Double { meter.peakResidentMiB }
+}
+
+/// Writes `count` files of `size` bytes named `<prefix><index>.pdb` into `folder`, each with its
+/// index in its first line so no two are alike.
+func writeFiles(_ count: Int, size: Int, prefix: String, in folder: String) throws -> [String] {
+    var names: [String] = []
+    names.reserveCapacity(count)
+    var bytes = [UInt8](repeating: 0x20, count: size)
+    for index in 0..<count {
+        let name = "\(prefix)\(index).pdb"
+        let header = Array("HEADER \(index)\n".utf8)
+        bytes.replaceSubrange(0..<min(header.count, size), with: header.prefix(size))
+        let fd = open(folder + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw BenchError("cannot create \(folder)/\(name): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == size else { throw BenchError("short write to \(folder)/\(name)") }
+        names.append(name)
     }
+    return names
+}
+
+/// Regular files of exactly `size` bytes directly in `folder`.
+func countFiles(in folder: String, size: Int) -> Int {
+    guard let directory = opendir(folder) else { return 0 }
+    defer { closedir(directory) }
+    let fd = dirfd(directory)
+    var count = 0
+    while let entry = readdir(directory) {
+        var info = stat()
+        let ok = withUnsafePointer(to: entry.pointee.d_name) {
+            $0.withMemoryRebound(to: CChar.self, capacity: 256) { fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+        }
+        if ok && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == size { count += 1 }
+    }
+    return count
+}
+
+/// Flushes the dirty pages staging left (sync(2): Glibc does not export syncfs without _GNU_SOURCE).
+func flushDirtyPages() {
+    sync()
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -123,6 +161,7 @@ struct BenchError: Error, CustomStringConvertible {
 final class BenchClient: @unchecked Sendable {
     let fd: Int32
     var buffer: [UInt8] = []
+    var consumed = 0
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -147,19 +186,34 @@ final class BenchClient: @unchecked Sendable {
 
     func readLine() -> [UInt8]? {
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
+            if let newline = buffer[consumed...].firstIndex(of: 0x0A) {
+                let line = Array(buffer[consumed..<newline])
+                consumed = newline + 1
                 return line
             }
+            // Drop what was read only now and then: removing each line from the front is quadratic.
+            buffer.removeSubrange(..<consumed)
+            consumed = 0
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return nil }
+            guard count > 0 else {
+                if count == 0 || (errno != EAGAIN && errno != EINTR) { isClosed = true }
+                return nil
+            }
             buffer.append(contentsOf: chunk[..<count])
         }
     }
 
     func close() { Glibc.close(fd) }
+
+    /// After this, ``readLine()`` returns nil when nothing arrived for `seconds` (and ``isClosed`` stays false).
+    func setReadTimeout(_ seconds: Double) {
+        var interval = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Whether the daemon closed the connection (as opposed to a read that timed out).
+    private(set) var isClosed = false
 
     /// The value of a string field in a protocol line, without a full JSON parse (fast enough for 100k lines).
     static func field(_ name: String, in line: [UInt8]) -> String? {

@@ -10,6 +10,7 @@ extension DocRouteBench {
         @Option var files = 10_000
         @Flag var quick = false
         @Option(help: "Size of the large file in MiB (0 skips it).") var largeMiB = 1024
+        @Flag(help: "Leave out the 30 s idle measurement.") var skipIdle = false
 
         func run() throws {
             var docroute: [Double] = []
@@ -40,7 +41,7 @@ extension DocRouteBench {
             report("  daemon peak resident memory", peak, unit: "MiB")
 
             if !quick && largeMiB > 0 { try large() }
-            if !quick { try idle() }
+            if !quick && !skipIdle { try idle() }
         }
 
         /// What an administrator's careful script does for each file, as fast as Swift can do it.

@@ -2,6 +2,9 @@ import ArgumentParser
 import DocRouteHandlers
 import DocRouteTypes
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `docroute-bench`: the benchmark suite. Run from a release build (`make bench`); every figure is
 /// a median of several runs, and the delivery figures come with a baseline measured in the same
@@ -10,24 +13,30 @@ import Foundation
 struct DocRouteBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docroute-bench",
-        abstract: "Measure docroute: typing, handler selection, reload, delivery, end-to-end latency.",
-        subcommands: [All.self, Types.self, Selection.self, Delivery.self, EndToEnd.self, Mail.self],
+        abstract: "Measure docroute: typing, handler selection, reload, delivery, end-to-end latency, the comparison with an inotifywait script, and the mail drop.",
+        subcommands: [All.self, Types.self, Selection.self, Delivery.self, EndToEnd.self, Compare.self, Mail.self],
         defaultSubcommand: All.self)
 
-    struct All: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every benchmark, in order.")
+    struct All: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Every benchmark, in order: typing, selection, delivery against a durable copy loop and cp, and the comparison with the inotifywait script.",
+            discussion: "end-to-end is not run here: compare measures the same bursts and latencies with a subscriber.")
         @Option(help: "Files per delivery burst.") var files = 10_000
         @Flag(help: "Short runs (for a smoke test in the suite).") var quick = false
+        @Flag(help: "Write every figure as JSON on standard output (the tables go to standard error).") var json = false
 
-        func run() async throws {
+        func run() throws {
+            GroupedChild.stopAllOnInterrupt()
+            if json { BenchOutput.shared.enableJSON() }
             let quickFlag = quick ? ["--quick"] : []
             try Types.parse(quickFlag).run()
             try Selection.parse(quickFlag).run()
-            try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)"]).run()
-            var endToEnd = try EndToEnd.parse(quickFlag + ["--files", "\(quick ? 300 : files)"])
-            try await endToEnd.run()
-            var mail = try Mail.parse(quickFlag)
-            try await mail.run()
+            // compare measures the idle daemon, longer and with wake-ups.
+            try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)", "--skip-idle"]).run()
+            let comparison = try Compare.parse(quickFlag).measure()
+            try Mail.parse(quickFlag).run()
+            try BenchOutput.shared.finish()
+            try comparison.requireNothingLost()
         }
     }
 }
@@ -48,8 +57,17 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 func report(_ name: String, _ value: Double, unit: String, target: String? = nil) {
     let formatted = value >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
-    print("\(name.padding(toLength: 58, withPad: " ", startingAt: 0)) \(formatted) \(unit)\(target.map { "   (target \($0))" } ?? "")")
-    fflush(nil)
+    BenchOutput.shared.human("\(name.padding(toLength: 58, withPad: " ", startingAt: 0)) \(formatted) \(unit)\(target.map { "   (target \($0))" } ?? "")")
+    BenchOutput.shared.record(BenchOutput.Figure(name: name.trimmingCharacters(in: .whitespaces), value: value, unit: unit, target: target))
+}
+
+/// A line about a long phase, on standard error so it never mixes with the figures.
+func progress(_ text: String) {
+    var now = time(nil)
+    var parts = tm()
+    gmtime_r(&now, &parts)
+    let clock = String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    FileHandle.standardError.write(Data("[\(clock)] \(text)\n".utf8))
 }
 
 var binDirectory: String {

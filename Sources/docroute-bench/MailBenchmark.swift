@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 extension DocRouteBench {
-    struct Mail: AsyncParsableCommand {
+    struct Mail: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Messages with attachments delivered into a Maildir: messages per second until every attachment is durable and every message is in cur/.")
         @Option(help: "Messages in the burst.") var messages = 1_000
@@ -13,7 +13,7 @@ extension DocRouteBench {
         @Option(help: "Bytes per attachment (before base64).") var attachmentSize = 100 * 1024
         @Flag var quick = false
 
-        func run() async throws {
+        func run() throws {
             let count = quick ? min(messages, 50) : messages
             var rates: [Double] = []
             var peak = 0.0

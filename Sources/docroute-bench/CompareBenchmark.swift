@@ -1,0 +1,192 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DocRouteBench {
+    /// Issue #8: docrouted against the script an administrator writes instead, in one run on one disk.
+    struct Compare: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "docrouted against bench/baseline/inotify-copy.sh (inotifywait, cp, socat), on the same disk.",
+            discussion: """
+                Bursts of 4 KiB files renamed into an inbox (docroute: until a subscriber acknowledged the last; \
+                the script: until its last line reached the socket, or nothing moved for 5 s), steady latency \
+                from rename to openURL, a backlog waiting at start, idle cost. Progress goes to standard error.
+                """)
+        @Option(name: .customLong("files"), help: "Files per burst; repeat for several bursts (default 10,000 and 100,000; quick: 1,000).")
+        var bursts: [Int] = []
+        @Option(help: "Steady rates in files per second; repeat (default 200 and 1,000).") var rate: [Int] = []
+        @Option(help: "Seconds at each steady rate (default 30; quick: 3).") var latencySeconds: Int?
+        @Option(help: "Files waiting before the daemon starts (default 100,000; quick: 1,000; 0 skips).") var backlog: Int?
+        @Option(help: "Seconds of idleness measured (default 60; quick: 5; 0 skips).") var idleSeconds: Int?
+        @Option(help: "The baseline script.") var baselineScript = repositoryRoot + "/bench/baseline/inotify-copy.sh"
+        @Flag(help: "Short runs (for the smoke test in the suite).") var quick = false
+        @Flag(help: "Write the figures as JSON on standard output (the table goes to standard error).") var json = false
+
+        func run() throws {
+            GroupedChild.stopAllOnInterrupt()
+            if json { BenchOutput.shared.enableJSON() }
+            let comparison = try measure()
+            try BenchOutput.shared.finish()
+            try comparison.requireNothingLost()
+        }
+
+        /// Runs every phase and hands the result to ``BenchOutput`` (`all` calls this directly).
+        func measure() throws -> Comparison {
+            let started = DispatchTime.now().uptimeNanoseconds
+            var comparison = Comparison(machine: .init(
+                cores: ProcessInfo.processInfo.activeProcessorCount, loadAverageAtStart: Self.loadAverage, quick: quick,
+                startedAt: ISO8601DateFormatter().string(from: Date())))
+            let sizes = bursts.isEmpty ? (quick ? [1_000] : [10_000, 100_000]) : bursts
+            for files in sizes {
+                let docroute = try docrouteBurst(files: files)
+                let baseline = try baselineBurst(files: files)
+                comparison.bursts.append(.init(files: files, docroute: docroute, baseline: baseline,
+                                               ratio: baseline.filesPerSecond > 0 ? docroute.filesPerSecond / baseline.filesPerSecond : nil))
+            }
+            let duration = latencySeconds ?? (quick ? 3 : 30)
+            for perSecond in rate.isEmpty ? [200, 1_000] : rate where duration > 0 {
+                progress("latency: \(perSecond) files/s for \(duration) s")
+                comparison.latency.append(try measureSteadyLatency(rate: perSecond, duration: duration, tail: quick ? 20 : 60))
+            }
+            let waiting = backlog ?? (quick ? 1_000 : 100_000)
+            if waiting > 0 { comparison.backlog = try backlogAtStart(files: waiting) }
+            let idle = idleSeconds ?? (quick ? 5 : 60)
+            if idle > 0 { comparison.idle = try idleCost(seconds: idle) }
+            comparison.machine.loadAverageAtEnd = Self.loadAverage
+            comparison.machine.minutes = Double(DispatchTime.now().uptimeNanoseconds - started) / 60e9
+            BenchOutput.shared.human("docroute against the inotifywait script (\(baselineScript.split(separator: "/").suffix(3).joined(separator: "/"))), same disk, "
+                + "\(comparison.machine.cores) cores, load \(comparison.machine.loadAverageAtStart.map { String(format: "%.2f", $0) }.joined(separator: " ")), "
+                + String(format: "%.1f minutes", comparison.machine.minutes))
+            for line in comparison.table { BenchOutput.shared.human(line) }
+            BenchOutput.shared.record(comparison)
+            return comparison
+        }
+
+        static var loadAverage: [Double] {
+            var values = [Double](repeating: 0, count: 3)
+            return getloadavg(&values, 3) == 3 ? values : []
+        }
+
+        /// The real daemon and a subscriber that acknowledges each document as it comes.
+        func docrouteBurst(files: Int) throws -> Comparison.BurstSide {
+            progress("burst of \(files) for docroute: writing the files")
+            let daemon = try BenchDaemon(name: "compare-docroute")
+            defer {
+                progress("burst of \(files) for docroute: removing the files")
+                daemon.stop()
+            }
+            try daemon.start()
+            let subscriber = try AcknowledgingSubscriber(socket: daemon.socket)
+            defer { subscriber.close() }
+            let names = try daemon.stageFiles(files, size: 4096)
+            daemon.syncStaged()
+            progress("burst of \(files) for docroute: renaming into the inbox")
+            let start = DispatchTime.now().uptimeNanoseconds
+            let dropper = DispatchGroup()
+            dropper.enter()
+            Thread {
+                for name in names { daemon.dropStaged(name) }
+                dropper.leave()
+            }.start()
+            subscriber.take(until: files, stall: 30) { progress("burst of \(files) for docroute: \($0) acknowledged") }
+            dropper.wait()
+            let delivered = subscriber.presentIn(daemon.sandbox, size: 4096)
+            let seconds = subscriber.lastAt > start ? Double(subscriber.lastAt - start) / 1e9 : 0
+            return .init(dropped: files, notified: subscriber.names.count, delivered: delivered, lost: files - delivered,
+                         seconds: seconds, filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0,
+                         settled: true,
+                         peakResidentMiB: daemon.peakResidentMiB)
+        }
+
+        /// The script, fed the same way; it is done when every line arrived or nothing moved for 5 s.
+        func baselineBurst(files: Int) throws -> Comparison.BurstSide {
+            progress("burst of \(files) for the script: writing the files")
+            let baseline = try InotifyCopyBaseline(name: "compare-script", script: baselineScript)
+            defer {
+                progress("burst of \(files) for the script: removing the files")
+                baseline.remove()
+            }
+            let names = try writeFiles(files, size: 4096, prefix: "f", in: baseline.stage)
+            flushDirtyPages()
+            try baseline.start()
+            progress("burst of \(files) for the script: renaming into the inbox")
+            let start = DispatchTime.now().uptimeNanoseconds
+            for name in names { rename(baseline.stage + "/" + name, baseline.inbox + "/" + name) }
+            let settled = baseline.waitUntilSettled(expected: files, quiet: 5, limit: min(600, max(120, Double(files) / 50))) {
+                progress("burst of \(files) for the script: \($0) lines received")
+            }
+            let (lines, lastAt) = baseline.received
+            baseline.stop()
+            let delivered = baseline.copied
+            let seconds = lastAt > start ? Double(lastAt - start) / 1e9 : 0
+            return .init(dropped: files, notified: lines, delivered: delivered, lost: files - delivered, seconds: seconds,
+                         filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0, settled: settled, peakResidentMiB: nil)
+        }
+
+        /// Files already waiting when the daemon starts: time to READY=1, then to the last acknowledgement.
+        func backlogAtStart(files: Int) throws -> Comparison.Backlog {
+            progress("backlog of \(files) at start: writing the files")
+            let daemon = try BenchDaemon(name: "compare-backlog")
+            defer {
+                progress("backlog of \(files) at start: removing the files")
+                daemon.stop()
+            }
+            for name in try daemon.stageFiles(files, size: 4096) { daemon.dropStaged(name) }
+            daemon.syncStaged()
+            let readiness = try ReadinessSocket(path: daemon.root + "/notify.sock")
+            defer { readiness.close() }
+            progress("backlog of \(files) at start: starting docrouted")
+            let start = DispatchTime.now().uptimeNanoseconds
+            try daemon.start(environment: ["NOTIFY_SOCKET": readiness.path], waitForSocket: false)
+            guard let readyAt = readiness.waitForReady(timeout: 600, alive: { daemon.process.isRunning }) else {
+                throw BenchError("docrouted did not report READY=1 with \(files) files waiting")
+            }
+            let subscriber = try AcknowledgingSubscriber(socket: daemon.socket)
+            defer { subscriber.close() }
+            subscriber.take(until: files, stall: 30) { progress("backlog of \(files) at start: \($0) acknowledged") }
+            let delivered = subscriber.presentIn(daemon.sandbox, size: 4096)
+            let drain = Double(max(subscriber.lastAt, readyAt) - start) / 1e9
+
+            // The script does not look at what is already there; a thousand files show it.
+            let waiting = min(files, 1_000)
+            let baseline = try InotifyCopyBaseline(name: "compare-script-backlog", script: baselineScript)
+            defer { baseline.remove() }
+            _ = try writeFiles(waiting, size: 4096, prefix: "f", in: baseline.inbox)
+            try baseline.start()
+            _ = baseline.waitUntilSettled(expected: waiting, quiet: quick ? 2 : 5, limit: 30) { _ in }
+            baseline.stop()
+            return .init(files: files, secondsToReady: Double(readyAt - start) / 1e9, secondsToDrain: drain,
+                         filesPerSecond: drain > 0 ? Double(delivered) / drain : 0, lost: files - delivered,
+                         peakResidentMiB: daemon.peakResidentMiB, baselineWaiting: waiting, baselineDelivered: baseline.copied)
+        }
+
+        /// Two daemons side by side, each with a subscribed, idle handler, one started by hand and one
+        /// with `NOTIFY_SOCKET` set as under systemd: CPU time and context switches over the same `seconds`.
+        func idleCost(seconds: Int) throws -> [Comparison.Idle] {
+            progress("idle for \(seconds) s, by hand and with NOTIFY_SOCKET set")
+            let plain = try BenchDaemon(name: "compare-idle")
+            defer { plain.stop() }
+            let managed = try BenchDaemon(name: "compare-idle-notify")
+            defer { managed.stop() }
+            let readiness = try ReadinessSocket(path: managed.root + "/notify.sock")
+            defer { readiness.close() }
+            try plain.start()
+            try managed.start(environment: ["NOTIFY_SOCKET": readiness.path])
+            let subscribers = try [plain, managed].map { try AcknowledgingSubscriber(socket: $0.socket) }
+            defer { for subscriber in subscribers { subscriber.close() } }
+            sleep(2)
+            let meters = [plain.meter, managed.meter]
+            let before = meters.map { ($0.cpuSeconds, $0.contextSwitches) }
+            let begin = DispatchTime.now().uptimeNanoseconds
+            sleep(UInt32(seconds))
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
+            return zip(meters, before).enumerated().map { index, pair in
+                let (meter, (cpu, switches)) = pair
+                return Comparison.Idle(underServiceManager: index == 1, seconds: elapsed, cpuMilliseconds: (meter.cpuSeconds - cpu) * 1000,
+                                       wakeups: ProcessMeter.wakeups(from: switches, to: meter.contextSwitches), threads: meter.threads)
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Everything `docroute-bench compare` measured, as `--json` writes it: docrouted against the
+/// administrator's inotifywait script, run one after the other on the same disk.
+struct Comparison: Codable, Sendable {
+    /// Where and when: a ratio from a loaded machine is still a ratio, but say how loaded.
+    struct Machine: Codable, Sendable {
+        var cores: Int
+        var loadAverageAtStart: [Double]
+        var loadAverageAtEnd: [Double] = []
+        var quick: Bool
+        var startedAt: String
+        var minutes: Double = 0
+    }
+
+    /// One side of a burst: what was dropped and what came out.
+    struct BurstSide: Codable, Sendable {
+        var dropped: Int
+        /// docroute: acknowledged by the subscriber; the script: lines that reached the socket.
+        var notified: Int
+        /// docroute: acknowledged and complete in the sandbox; the script: complete copies.
+        var delivered: Int
+        var lost: Int
+        /// From the first rename to the last notification.
+        var seconds: Double
+        var filesPerSecond: Double
+        /// False when the wait hit its limit while files were still moving.
+        var settled: Bool
+        var peakResidentMiB: Double?
+    }
+
+    struct Burst: Codable, Sendable {
+        var files: Int
+        var docroute: BurstSide
+        var baseline: BurstSide
+        /// docroute's files per second over the script's (nil when the script delivered nothing).
+        var ratio: Double?
+    }
+
+    /// Rename into the inbox to the subscriber's reading of the `openURL` line, in milliseconds.
+    struct Latency: Codable, Sendable {
+        var rate: Int
+        var seconds: Int
+        var sent: Int
+        var received: Int
+        var p50: Double
+        var p99: Double
+        var p999: Double
+        var max: Double
+    }
+
+    struct Backlog: Codable, Sendable {
+        var files: Int
+        /// From starting the process to `READY=1` on `NOTIFY_SOCKET` (the scan is done before it).
+        var secondsToReady: Double
+        /// From starting the process to the subscriber's last acknowledgement.
+        var secondsToDrain: Double
+        var filesPerSecond: Double
+        var lost: Int
+        var peakResidentMiB: Double
+        var baselineWaiting: Int
+        var baselineDelivered: Int
+    }
+
+    struct Idle: Codable, Sendable {
+        /// With `NOTIFY_SOCKET` set, as under systemd (`Type=notify`), or started by hand.
+        var underServiceManager: Bool
+        var seconds: Double
+        var cpuMilliseconds: Double
+        /// Context switches of all the daemon's threads over the period.
+        var wakeups: Int
+        var threads: Int
+    }
+
+    var machine: Machine
+    var bursts: [Burst] = []
+    var latency: [Latency] = []
+    var backlog: Backlog?
+    var idle: [Idle] = []
+
+    /// Lost files are the one figure that must hold on any machine, loaded or not.
+    func requireNothingLost() throws {
+        for burst in bursts where burst.docroute.lost > 0 {
+            throw BenchError("docroute lost \(burst.docroute.lost) of \(burst.files) files in a burst")
+        }
+        if let lost = backlog?.lost, lost > 0 { throw BenchError("docroute lost \(lost) of the \(backlog?.files ?? 0) files waiting at start") }
+    }
+}
