@@ -34,11 +34,15 @@ public final class InboxWatcher: Sendable {
     public struct WatchError: Error, CustomStringConvertible, Sendable {
         public var path: String
         public var errno: Int32
+        /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
+        public var isWatchLimit: Bool { errno == ENOSPC }
+
         public var description: String {
-            let hint = errno == ENOSPC
-                ? " (the inotify watch limit is reached: raise /proc/sys/fs/inotify/max_user_watches)"
-                : ""
-            return "cannot watch \(path): \(String(cString: strerror(errno)))\(hint)"
+            guard isWatchLimit else { return "cannot watch \(path): \(String(cString: strerror(errno)))" }
+            let path = "/proc/sys/fs/inotify/max_user_watches"
+            let current = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            return "cannot watch \(self.path): the inotify watch limit fs.inotify.max_user_watches (\(current)) is reached; "
+                + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/"
         }
     }
 

@@ -135,7 +135,7 @@ actor IntakePipeline {
         if found > 0 { logger.info("scan found waiting files", metadata: ["path": "\(inbox.path)", "count": "\(found)"]) }
     }
 
-    func addMailbox(inbox index: Int, name: [UInt8]) {
+    func addMailbox(inbox index: Int, name: [UInt8], attempt: Int = 0) {
         let mailbox = InboxNames.display(name)
         guard DaemonConfiguration.isValidMailbox(mailbox), !InboxNames.isInProgress(name),
               Array(mailbox.utf8) == name else {
@@ -147,8 +147,7 @@ actor IntakePipeline {
         do {
             try watcher.watch(folder)
         } catch {
-            logger.error("mailbox cannot be watched: \(error)", metadata: ["path": "\(path)"])
-            return
+            guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
         for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {
