@@ -109,6 +109,46 @@ import Glibc
         #expect(after - before < 32 * 1024, "the daemon's memory does not hold the backlog: \(before) KiB -> \(after) KiB")
     }
 
+    /// A client that pipelines requests and never reads the replies: the daemon stops reading from
+    /// it instead of queueing its requests and replies in memory, and serves everyone else.
+    @Test func aClientThatNeverReadsItsRepliesIsPausedNotBuffered() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let pid = try #require(harness.process?.processIdentifier)
+        let flood = try LineClient(path: harness.socket)
+        defer { flood.close() }
+        _ = fcntl(flood.fd, F_SETFL, fcntl(flood.fd, F_GETFL) | O_NONBLOCK)
+        let before = Self.residentKiB(pid)
+        let line = Array(#"{"type":"status","id":"flood"}"#.utf8) + [0x0A]
+        let chunk = Array([[UInt8]](repeating: line, count: 2048).joined())
+        var sent = 0
+        var lastProgress = Date()
+        let started = Date()
+        // Send until the daemon stops taking bytes for a second, or 8 s, or 200 MB.
+        while Date().timeIntervalSince(started) < 8 && Date().timeIntervalSince(lastProgress) < 1 && sent < 200 << 20 {
+            let written = chunk.withUnsafeBytes { Glibc.send(flood.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written > 0 {
+                sent += written
+                lastProgress = Date()
+            } else {
+                usleep(10_000)
+            }
+        }
+        // The others are served meanwhile.
+        let other = try LineClient(path: harness.socket)
+        defer { other.close() }
+        try other.send(["type": "hello", "protocol": 1])
+        #expect(other.readMessage()?["type"] as? String == "welcome")
+        usleep(500_000)
+        let after = Self.residentKiB(pid)
+        #expect(Date().timeIntervalSince(lastProgress) >= 1, "the daemon stopped reading from the flooding client (it took \(sent >> 20) MiB)")
+        #expect(after - before < 16 * 1024, "replies nobody reads are not queued in memory: \(before) KiB -> \(after) KiB after \(sent >> 10) KiB of requests")
+        // Reading again resumes it: the replies come, in order, each a status.
+        _ = fcntl(flood.fd, F_SETFL, fcntl(flood.fd, F_GETFL) & ~O_NONBLOCK)
+        for _ in 0..<100 { #expect(flood.readMessage()?["type"] as? String == "status") }
+    }
+
     @Test func flakySubscribersStillEndWithEveryDocumentAcknowledgedOnce() throws {
         let harness = try DaemonHarness(extraConfig: "max_unacknowledged = 16")
         defer { harness.remove() }
