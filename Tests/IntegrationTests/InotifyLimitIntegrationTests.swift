@@ -40,7 +40,7 @@ struct KernelSetting {
         try setting.set(16)
         try harness.start()
         setting.restore()
-        let count = 3000
+        let count = 2000
         var expected: [String: [UInt8]] = [:]
         for index in 0..<count {
             expected["burst\(index).pdb"] = Array("HEADER    BURST \(index)\n".utf8) + DeliveryIntegrationTests.pdb
