@@ -39,9 +39,17 @@ public final class InboxWatcher: Sendable {
 
         public var description: String {
             guard isWatchLimit else { return "cannot watch \(path): \(String(cString: strerror(errno)))" }
-            let path = "/proc/sys/fs/inotify/max_user_watches"
-            let current = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-            return "cannot watch \(self.path): the inotify watch limit fs.inotify.max_user_watches (\(current)) is reached; "
+            func setting(_ path: String) -> Int? {
+                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            }
+            let global = setting("/proc/sys/fs/inotify/max_user_watches")
+            // In a user namespace (containers) its own user.max_inotify_watches may be the lower limit.
+            let namespace = setting("/proc/sys/user/max_inotify_watches")
+            var limit = "fs.inotify.max_user_watches (\(global.map(String.init) ?? "?"))"
+            if let namespace, namespace < global ?? Int.max {
+                limit += " or this user namespace's user.max_inotify_watches (\(namespace))"
+            }
+            return "cannot watch \(self.path): the inotify watch limit \(limit) is reached; "
                 + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/"
         }
     }
