@@ -142,6 +142,10 @@ actor IntakePipeline {
             logger.warning("folder ignored: its name cannot be a mailbox", metadata: ["name": "\(mailbox)"])
             return
         }
+        guard !isPackageFolder(name) else {
+            let inbox = configuration.inboxes[index].path
+            return packageFolderLeft(WatchedFolder(inbox: index, mailbox: nil, path: inbox), name: name)
+        }
         let path = configuration.inboxes[index].path + "/" + mailbox
         let folder = WatchedFolder(inbox: index, mailbox: mailbox, path: path)
         do {
