@@ -34,11 +34,23 @@ public final class InboxWatcher: Sendable {
     public struct WatchError: Error, CustomStringConvertible, Sendable {
         public var path: String
         public var errno: Int32
+        /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
+        public var isWatchLimit: Bool { errno == ENOSPC }
+
         public var description: String {
-            let hint = errno == ENOSPC
-                ? " (the inotify watch limit is reached: raise /proc/sys/fs/inotify/max_user_watches)"
-                : ""
-            return "cannot watch \(path): \(String(cString: strerror(errno)))\(hint)"
+            guard isWatchLimit else { return "cannot watch \(path): \(String(cString: strerror(errno)))" }
+            func setting(_ path: String) -> Int? {
+                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            }
+            let global = setting("/proc/sys/fs/inotify/max_user_watches")
+            // In a user namespace (containers) its own user.max_inotify_watches may be the lower limit.
+            let namespace = setting("/proc/sys/user/max_inotify_watches")
+            var limit = "fs.inotify.max_user_watches (\(global.map(String.init) ?? "?"))"
+            if let namespace, namespace < global ?? Int.max {
+                limit += " or this user namespace's user.max_inotify_watches (\(namespace))"
+            }
+            return "cannot watch \(self.path): the inotify watch limit \(limit) is reached; "
+                + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/"
         }
     }
 

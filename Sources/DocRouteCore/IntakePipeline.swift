@@ -163,20 +163,23 @@ actor IntakePipeline {
         if found > 0 { logger.info("scan found waiting files", metadata: ["path": "\(inbox.path)", "count": "\(found)"]) }
     }
 
-    func addMailbox(inbox index: Int, name: [UInt8]) {
+    func addMailbox(inbox index: Int, name: [UInt8], attempt: Int = 0) {
         let mailbox = InboxNames.display(name)
         guard DaemonConfiguration.isValidMailbox(mailbox), !InboxNames.isInProgress(name),
               Array(mailbox.utf8) == name else {
             logger.warning("folder ignored: its name cannot be a mailbox", metadata: ["name": "\(mailbox)"])
             return
         }
+        guard !isPackageFolder(name) else {
+            let inbox = configuration.inboxes[index].path
+            return packageFolderLeft(WatchedFolder(inbox: index, mailbox: nil, path: inbox), name: name)
+        }
         let path = configuration.inboxes[index].path + "/" + mailbox
         let folder = WatchedFolder(inbox: index, mailbox: mailbox, path: path)
         do {
             try watcher.watch(folder)
         } catch {
-            logger.error("mailbox cannot be watched: \(error)", metadata: ["path": "\(path)"])
-            return
+            guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
         for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {

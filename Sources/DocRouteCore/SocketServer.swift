@@ -119,12 +119,14 @@ public final class SocketServer: Sendable {
         let (frames, continuation) = AsyncStream.makeStream(of: LineFramer.Frame.self, bufferingPolicy: .unbounded)
         let responder = self.responder
         let logger = self.logger
+        let backpressure = ReadBackpressure(channel: channel)
         channel.closeFuture.whenComplete { [state] _ in
             state.withLockedValue { $0.open -= 1 }
             continuation.finish()
         }
         Task {
             for await frame in frames {
+                defer { backpressure.lineHandled() }
                 switch frame {
                 case .line(let bytes):
                     let message: ClientMessage
@@ -145,7 +147,7 @@ public final class SocketServer: Sendable {
             await responder.connectionClosed(connection)
         }
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(LineReadHandler(continuation: continuation))
+            try channel.pipeline.syncOperations.addHandler(LineReadHandler(continuation: continuation, backpressure: backpressure))
         }
     }
 
@@ -171,19 +173,31 @@ final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
     // Touched only on the channel's event loop.
     var framer = LineFramer()
     let continuation: AsyncStream<LineFramer.Frame>.Continuation
+    let backpressure: ReadBackpressure
 
-    init(continuation: AsyncStream<LineFramer.Frame>.Continuation) {
+    init(continuation: AsyncStream<LineFramer.Frame>.Continuation, backpressure: ReadBackpressure) {
         self.continuation = continuation
+        self.backpressure = backpressure
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = Self.unwrapInboundIn(data)
         let frames = buffer.withUnsafeReadableBytes { framer.feed($0) }
+        guard !frames.isEmpty else { return }
+        backpressure.linesQueued(frames.count)
         for frame in frames { continuation.yield(frame) }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        backpressure.writabilityChanged(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
-        if let last = framer.finish() { continuation.yield(last) }
+        if let last = framer.finish() {
+            backpressure.linesQueued(1)
+            continuation.yield(last)
+        }
         continuation.finish()
         context.fireChannelInactive()
     }

@@ -79,11 +79,24 @@ final class DaemonHarness: @unchecked Sendable {
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    /// Starts the daemon and waits until its socket answers.
-    func start(environment: [String: String] = [:]) throws {
+    /// Starts the daemon and waits until its socket answers. `runAs` (root only) runs it under
+    /// another uid and gid through setpriv, after giving that user the temporary tree. `shell`
+    /// is a command line put before it (its last word a `sh -c` script ending in `exec "$0" "$@"`).
+    func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, shell: [String]? = nil) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/docrouted")
-        process.arguments = ["--config", configPath, "--log-level", "debug"]
+        let arguments = ["--config", configPath, "--log-level", "debug"]
+        if let runAs {
+            try chownTree(root, uid: runAs.uid, gid: runAs.gid)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--clear-groups", "--",
+                                 Self.binDirectory + "/docrouted"] + arguments
+        } else if let shell {
+            process.executableURL = URL(fileURLWithPath: shell[0])
+            process.arguments = Array(shell.dropFirst()) + [Self.binDirectory + "/docrouted"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/docrouted")
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
@@ -106,6 +119,14 @@ final class DaemonHarness: @unchecked Sendable {
             usleep(20_000)
         }
         throw HarnessError("docrouted did not open its socket within 30 s:\n\(daemonLog)")
+    }
+
+    private func chownTree(_ path: String, uid: UInt32, gid: UInt32) throws {
+        guard lchown(path, uid, gid) == 0 else { throw HarnessError("chown \(path): \(String(cString: strerror(errno)))") }
+        let walker = FileManager.default.enumerator(atPath: path)
+        while let entry = walker?.nextObject() as? String {
+            lchown(path + "/" + entry, uid, gid)
+        }
     }
 
     var daemonLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
