@@ -79,6 +79,16 @@ public final class DeliveryBatch: Sendable {
         deliver(requests, stoppingAfter: nil)
     }
 
+    /// ``deliver(_:)``, handing the outcomes to `committed` as soon as the ledger commit is
+    /// durable, before the sources are removed from their inboxes: a handler hears of its
+    /// documents one step sooner. Until the removal finishes (before this returns), a source may
+    /// still be seen in its inbox; delivering it again finds it already delivered and removes it.
+    public func deliver(_ requests: [Request], committed: @escaping ([Outcome]) -> Void) {
+        serial.withLock { _ in
+            _ = run(requests, stoppingAfter: .removeSources, beforePlacing: nil, committed: committed)
+        }
+    }
+
     /// The steps of a batch; tests stop after one to play a crash.
     enum Step: Int, Comparable {
         case copy, sync, stage, place, commit, removeSources
@@ -123,7 +133,8 @@ public final class DeliveryBatch: Sendable {
         }
     }
 
-    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?) -> [Outcome] {
+    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
+                     committed: (([Outcome]) -> Void)? = nil) -> [Outcome] {
         guard !requests.isEmpty else { return [] }
         let started = ContinuousClock.now
         var folders: [FolderKey: Result<SandboxWriter.Folder, DeliveryError>] = [:]
@@ -146,8 +157,6 @@ public final class DeliveryBatch: Sendable {
             place(&items)
         }
         if lastStep > .place { commit(&items) }
-        if lastStep > .commit { removeSources(&items) }
-
         let outcomes = items.map { item -> Outcome in
             if let earlier = item.earlier {
                 return .alreadyDelivered(earlier)
@@ -157,6 +166,9 @@ public final class DeliveryBatch: Sendable {
             }
             return .failed(item.error ?? DeliveryError(code: .io, message: "The batch stopped before this delivery was committed."))
         }
+        committed?(outcomes)
+        // Removing sources changes no outcome: a committed copy stays committed whatever happens.
+        if lastStep > .commit { removeSources(&items) }
         let failed = outcomes.count { $0.error != nil }
         logger.debug("delivered a batch", metadata: [
             "files": "\(items.count)", "failed": "\(failed)",

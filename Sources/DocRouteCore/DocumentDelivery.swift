@@ -72,6 +72,9 @@ public protocol DeliveryBackend: DeliveryStore {
     func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws
     /// The part paths of message `messageID` already delivered into `mailbox` (committed or later).
     func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String>
+    /// Returns once the work already handed to the backend (a batch's source removals) is done:
+    /// the inbox folders it uses may be closed after that.
+    func settle() async
     /// Counts for status: per handler delivered today, pending.
     func statistics() async -> [String: JSONValue]
     /// The ledger's counts per handler and state, read once at start to seed the in-memory
@@ -80,5 +83,8 @@ public protocol DeliveryBackend: DeliveryStore {
 }
 
 extension DeliveryBackend {
+    /// Returns once the work already handed to the backend (a batch's source removals) is done.
+    public func settle() async {}
+
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }
 }

@@ -43,6 +43,24 @@ public final class LedgerBackend: DeliveryBackend {
         try await pool.runIfActive(body)
     }
 
+    /// Runs a batch on ``pool`` and resumes as soon as it is committed; the pool thread goes on
+    /// to remove the sources, before it takes the next batch.
+    func deliverReturningAtCommit(_ requests: [DeliveryBatch.Request]) async throws -> [DeliveryBatch.Outcome] {
+        try await withCheckedThrowingContinuation { continuation in
+            pool.submit { [batch] state in
+                guard case .active = state else {
+                    continuation.resume(throwing: DeliveryError(code: .io, message: "The delivery worker is stopped; the sources stay in their inboxes."))
+                    return
+                }
+                batch.deliver(requests) { outcomes in continuation.resume(returning: outcomes) }
+            }
+        }
+    }
+
+    public func settle() async {
+        _ = try? await blocking {}
+    }
+
     func ledgerWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await ledgerPool.runIfActive(body)
     }
@@ -82,7 +100,7 @@ public final class LedgerBackend: DeliveryBackend {
                 partPath: document.partPath)
         }
         do {
-            let outcomes = try await blocking { [batch] in batch.deliver(requests) }
+            let outcomes = try await deliverReturningAtCommit(requests)
             return outcomes.map { outcome in
                 switch outcome {
                 case .committed(let record):

@@ -14,7 +14,7 @@ import Testing
         // Standard error (progress, and the table under --json) goes to a file: two pipes read one
         // after the other could block the child.
         let errorPath = NSTemporaryDirectory() + "docroute-bench-stderr-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorPath) }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try process.run()

@@ -286,7 +286,8 @@ import Glibc
                 Issue.record("an attachment of \(payload.count) bytes is missing")
             }
         }
-        let scratch = (try? FileManager.default.contentsOfDirectory(atPath: harness.root + "/state/mail-scratch")) ?? []
-        #expect(scratch.isEmpty, "scratch files left: \(scratch.prefix(5))")
+        // Scratch files go once their copies are committed, just after the message is marked read.
+        let scratch = { (try? FileManager.default.contentsOfDirectory(atPath: harness.root + "/state/mail-scratch")) ?? [] }
+        #expect(harness.waitUntil(timeout: 10) { scratch().isEmpty }, "scratch files left: \(scratch().prefix(5))")
     }
 }
