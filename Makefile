@@ -75,7 +75,9 @@ chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
 
+# Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
 install: release
+	$(SWIFT) build -c release --product generate-manual
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 bench: release
