@@ -15,9 +15,10 @@ public func fuzzManifestReader(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     switch (first, second) {
     case (.success(let a), .success(let b)):
         // Pure: the same bytes give the same manifest.
-        precondition("\(a)" == "\(b)", "the same plist read twice gave two manifests")
+        precondition(a == b, "the same plist read twice gave two manifests")
+        precondition(issues == againIssues, "the same plist read twice gave two lists of type issues")
     case (.failure(let a), .failure(let b)):
-        precondition(a.code == b.code, "the same plist failed twice with two codes")
+        precondition(a == b, "the same plist failed twice with two errors: \(a) / \(b)")
     default:
         preconditionFailure("the same plist was accepted once and refused once")
     }
