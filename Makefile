@@ -23,7 +23,7 @@ help:
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
 	@echo "make fuzz    libFuzzer targets, FUZZ_SECONDS (default 60) each (docs/FUZZING.md)"
-	@echo "make install PREFIX=/usr DESTDIR=...   binaries, units and configuration"
+	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -51,8 +51,9 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
-	# Unit suites, 10 s of each fuzz target, then the integration suites (real daemons, blocking waits) on their own, so
-	# their waits never starve the async tests of the two-core machine's cooperative threads.
+	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
+	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
+	# two-core machine's cooperative threads.
 	$(SWIFT) test --skip-build --skip IntegrationTests
 	SWIFT="$(SWIFT)" Fuzz/run.sh 10
 	DOCROUTE_SKIP_CONTAINER=$${DOCROUTE_SKIP_CONTAINER:-1} $(SWIFT) test --skip-build --filter IntegrationTests
