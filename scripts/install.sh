@@ -60,6 +60,10 @@ if [ -x "$bin_dir/generate-manual" ]; then
     trap 'rm -rf "$pages"' EXIT
     for name in docrouted docroutectl; do
         "$bin_dir/generate-manual" "$bin_dir/$name" --date "$(date -u -d "@$epoch" +%F)" -o "$pages"
+        # A command whose only subcommand is the parser's own `help` has no subcommand to show.
+        if [ "$(grep -c '^\.It Em ' "$pages/$name.1")" = 1 ] && grep -q '^\.It Em help$' "$pages/$name.1"; then
+            sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$pages/$name.1"
+        fi
         # A blank line between paragraphs of a discussion is a warning to mdoc; .Pp is its paragraph break.
         sed 's/^$/.Pp/' "$pages/$name.1" >"$man_dir/$name.1"
         chmod 0644 "$man_dir/$name.1"
