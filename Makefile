@@ -8,19 +8,22 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DESTDIR ?=
 RUN_ROOT := $(CURDIR)/run
+# Seconds each libFuzzer target runs under `make fuzz`.
+FUZZ_SECONDS ?= 60
 BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 
 # Debian packages the build and the tests use; installed only when missing.
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
 	python3 inotify-tools socat systemd file debootstrap systemd-container
 
-.PHONY: help deps build release run test chaos container-test bench clean install
+.PHONY: help deps build release run test chaos container-test bench clean install fuzz fuzz-smoke
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
-	@echo "make install PREFIX=/usr DESTDIR=...   binaries, units and configuration"
+	@echo "make fuzz    libFuzzer targets, FUZZ_SECONDS (default 60) each (docs/FUZZING.md)"
+	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -48,9 +51,11 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
-	# Unit suites, then the integration suites (real daemons, blocking waits) on their own, so
-	# their waits never starve the async tests of the two-core machine's cooperative threads.
+	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
+	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
+	# two-core machine's cooperative threads.
 	$(SWIFT) test --skip-build --skip IntegrationTests
+	SWIFT="$(SWIFT)" Fuzz/run.sh 10
 	$(SWIFT) test --skip-build --filter IntegrationTests
 
 # A real systemd in a Debian bookworm container (root; debootstrap, systemd-nspawn, a static release
@@ -58,12 +63,22 @@ test: deps
 container-test: deps
 	scripts/systemd-container-test.sh
 
+# libFuzzer with AddressSanitizer on the manifest reader, mail parser, protocol line decoder and content
+# sniffer (Sources/Fuzz*, seeds in Fuzz/Corpus); built in .build-fuzz, where the grown corpus stays.
+fuzz: deps
+	SWIFT="$(SWIFT)" Fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	SWIFT="$(SWIFT)" Fuzz/run.sh 10
+
 # The long forms: 20,000-file crash test with ten restarts.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
 
+# Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
 install: release
+	$(SWIFT) build -c release --product generate-manual
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 # 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
@@ -74,4 +89,4 @@ bench: release
 	@echo "figures as JSON: $(BENCH_JSON)"
 
 clean:
-	rm -rf .build run
+	rm -rf .build .build-fuzz run

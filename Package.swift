@@ -129,3 +129,23 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets (make fuzz, docs/FUZZING.md): LLVMFuzzerTestOneInput and no main, so they link only
+// with -sanitize=fuzzer; declared only when DOCROUTE_FUZZ=1, which keeps `swift build` unchanged.
+if Context.environment["DOCROUTE_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, library: Target.Dependency)] = [
+        ("FuzzManifestReader", "DocRouteHandlers"),
+        ("FuzzMailParser", "DocRouteMail"),
+        ("FuzzProtocolLine", "DocRouteProtocol"),
+        ("FuzzContentSniffer", "DocRouteTypes"),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Sources/FuzzSupport"))
+    for target in fuzzTargets {
+        package.products.append(.executable(name: target.name, targets: [target.name]))
+        package.targets.append(.executableTarget(
+            name: target.name,
+            dependencies: [target.library, "FuzzSupport"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ))
+    }
+}

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Installs docroute: the two binaries, the systemd units, sysusers.d, tmpfiles.d
-# and catalog files, and the default configuration (never over an existing one).
+# Installs docroute: the two binaries with their man pages and bash/zsh/fish
+# completions, the systemd units, sysusers.d, tmpfiles.d and catalog files, and
+# the default configuration (never over an existing one).
 #
 # usage: scripts/install.sh PREFIX DESTDIR [BINDIR]
 #   PREFIX   where programs and units go, e.g. /usr or /usr/local
 #   DESTDIR  staging root for packaging; "" or / installs into the running system
-#   BINDIR   folder holding docrouted and docroutectl
-#            (default: `swift build -c release --show-bin-path`)
+#   BINDIR   folder holding docrouted and docroutectl, and generate-manual for
+#            the man pages (default: `swift build -c release --show-bin-path`)
 # Configuration always goes to DESTDIR/etc/docroute, the path the units name.
 set -euo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 prefix=${1%/}
@@ -47,6 +48,37 @@ install -d -m 0755 "$root$prefix/bin" "$unit_dir" "$root$prefix/lib/sysusers.d" 
 install -m 0755 "$bin_dir/docrouted" "$root$prefix/bin/docrouted"
 install -m 0755 "$bin_dir/docroutectl" "$root$prefix/bin/docroutectl"
 
+# Man pages and completions come from the argument parser of the binaries just installed, so they
+# always describe them: swift-argument-parser's generate-manual reads --experimental-dump-help.
+man_dir="$root$prefix/share/man/man1"
+install -d -m 0755 "$man_dir" "$root$prefix/share/bash-completion/completions" \
+    "$root$prefix/share/zsh/site-functions" "$root$prefix/share/fish/vendor_completions.d"
+if [ -x "$bin_dir/generate-manual" ]; then
+    # A fixed date keeps the pages reproducible: SOURCE_DATE_EPOCH, else the last commit's.
+    epoch=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
+    pages=$(mktemp -d)
+    trap 'rm -rf "$pages"' EXIT
+    for name in docrouted docroutectl; do
+        "$bin_dir/generate-manual" "$bin_dir/$name" --date "$(date -u -d "@$epoch" +%F)" -o "$pages"
+        # A command whose only subcommand is the parser's own `help` has no subcommand to show.
+        if [ "$(grep -c '^\.It Em ' "$pages/$name.1")" = 1 ] && grep -q '^\.It Em help$' "$pages/$name.1"; then
+            sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$pages/$name.1"
+        fi
+        # A blank line between paragraphs of a discussion is a warning to mdoc; .Pp is its paragraph break.
+        sed 's/^$/.Pp/' "$pages/$name.1" >"$man_dir/$name.1"
+        chmod 0644 "$man_dir/$name.1"
+    done
+else
+    echo "warning: $bin_dir/generate-manual is missing (swift build -c release --product generate-manual); no man pages installed" >&2
+fi
+for name in docrouted docroutectl; do
+    "$bin_dir/$name" --generate-completion-script bash >"$root$prefix/share/bash-completion/completions/$name"
+    "$bin_dir/$name" --generate-completion-script zsh >"$root$prefix/share/zsh/site-functions/_$name"
+    "$bin_dir/$name" --generate-completion-script fish >"$root$prefix/share/fish/vendor_completions.d/$name.fish"
+    chmod 0644 "$root$prefix/share/bash-completion/completions/$name" "$root$prefix/share/zsh/site-functions/_$name" \
+        "$root$prefix/share/fish/vendor_completions.d/$name.fish"
+done
+
 # The units name /usr/bin; a different prefix must be what they run.
 for unit in docroute.service docroute.socket docroute-handler@.service; do
     sed "s|/usr/bin/docroute|$prefix/bin/docroute|g" "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
@@ -77,8 +109,8 @@ for doc in README.md PROTOCOL.md docs/PROTOCOL.md; do
     fi
 done
 
-echo "installed: $prefix/bin/{docrouted,docroutectl}, units in $prefix/lib/systemd/system,"
-echo "           sysusers.d, tmpfiles.d, catalog, /etc/docroute"
+echo "installed: $prefix/bin/{docrouted,docroutectl}, man pages, shell completions,"
+echo "           units in $prefix/lib/systemd/system, sysusers.d, tmpfiles.d, catalog, /etc/docroute"
 if [ -z "$destdir" ] || [ "$destdir" = / ]; then
     cat <<EOF
 next, as root:
