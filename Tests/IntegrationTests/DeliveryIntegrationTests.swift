@@ -134,6 +134,26 @@ import Glibc
         // Sources are removed just after their copies commit.
         #expect(harness.waitUntil { ((try? FileManager.default.contentsOfDirectory(atPath: harness.inbox)) ?? ["?"]).isEmpty },
                 "inbox drained: \(((try? FileManager.default.contentsOfDirectory(atPath: harness.inbox)) ?? []).prefix(5))")
+        // The subscriber that connects now is owed each document once, and once it acknowledged
+        // them all, nothing more.
+        let client = try LineClient(path: harness.socket)
+        try client.send(["type": "subscribe", "id": "1", "bundleIdentifier": Self.molecules])
+        let subscribed = try #require(client.readMessage())
+        #expect(subscribed["pending"] as? Int == count, "owed after the crashes: \(subscribed)")
+        var seen: Set<String> = []
+        for _ in 0..<count {
+            guard let event = client.readMessage(), let id = event["deliveryID"] as? String else { break }
+            #expect(seen.insert(id).inserted, "delivery \(id) sent twice")
+            try client.send(["type": "ack", "deliveryID": id, "handled": true])
+        }
+        #expect(seen.count == count)
+        client.close()
+        #expect(harness.waitUntil {
+            guard let again = try? LineClient(path: harness.socket) else { return false }
+            defer { again.close() }
+            try? again.send(["type": "subscribe", "id": "2", "bundleIdentifier": Self.molecules])
+            return again.readMessage()?["pending"] as? Int == 0
+        }, "acknowledged deliveries are owed again")
     }
 
     @Test func badConfigurationNamesFileLineAndKey() throws {
