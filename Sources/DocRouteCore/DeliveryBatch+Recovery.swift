@@ -27,8 +27,10 @@ extension DeliveryBatch {
     ///    and SHA-256), it is committed; if the synced temporary is still there (checked the same
     ///    way), it is renamed to its final name now (the next free one if that was taken) and
     ///    committed; if neither, the row is removed and the source, still in its inbox, is
-    ///    delivered again later.
-    /// 2. Leftover temporaries in the `Documents/Inbox/*/` folders of `containerRoots` (and of
+    ///    delivered again later. A staged package (its temporary a `.docroute-tmp-*` folder) is
+    ///    committed when its final folder holds the staged tree (device, inode, size and digest),
+    ///    otherwise its temporary folder and row are removed.
+    /// 2. Leftover temporaries (files, and package folders, removed whole) in the `Documents/Inbox/*/` folders of `containerRoots` (and of
     ///    the containers the staged rows name) are removed.
     /// 3. A committed delivery's source still in its inbox (same path, device, inode, size and
     ///    modification time) is removed.
