@@ -83,10 +83,23 @@ extension DeliveryBatch {
     /// A failure before the commit removes the temporary folder and leaves the source. A source
     /// that was committed before (a crash interrupted its removal) is removed, not delivered again.
     public func deliverPackage(_ request: PackageRequest) -> Outcome {
-        serial.withLock { _ in runPackage(request) }
+        deliverPackage(request, stoppingAfter: nil)
     }
 
-    private func runPackage(_ request: PackageRequest) -> Outcome {
+    /// The steps of a package delivery; tests stop after one to play a crash.
+    enum PackageStep: Int, Comparable {
+        case copy, stage, place, commit
+
+        static func < (lhs: PackageStep, rhs: PackageStep) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Delivers, stopping after `lastStep` without cleaning anything up, as a crash would.
+    func deliverPackage(_ request: PackageRequest, stoppingAfter lastStep: PackageStep?) -> Outcome {
+        serial.withLock { _ in runPackage(request, stoppingAfter: lastStep) }
+    }
+
+    private func runPackage(_ request: PackageRequest, stoppingAfter lastStep: PackageStep?) -> Outcome {
+        let crashed = Outcome.failed(DeliveryError(code: .io, message: "A test stopped this package delivery."))
         let path = request.sourcePath.string
         let source: CInt
         do {
@@ -137,6 +150,7 @@ extension DeliveryBatch {
                 owner: request.owner, fileMode: writer.fileMode, folderMode: writer.folderMode, buffer: buffer, logger: logger)
             let (size, sha256) = try PackageTree.digest(of: temporary, describing: temporaryPath)
             let copy = try SystemCall.status(of: FileDescriptor(rawValue: temporary), describing: temporaryPath)
+            if lastStep == .copy { return crashed }
 
             let name = SandboxName(original: request.originalName, extensionChain: request.extensionChain)
             var (finalName, counter) = try writer.firstFreeName(name, in: folder)
@@ -153,6 +167,7 @@ extension DeliveryBatch {
                 sourceSize: Self.packageSourceMarker, sourceMtimeNs: Self.packageSourceMarker)
             try ledger.stage([record])
             staged = true
+            if lastStep == .stage { return crashed }
             while try !writer.place(temporaryName, as: finalName, in: folder) {
                 // Someone took the name meanwhile: the next free one, recorded before the rename.
                 (finalName, counter) = try writer.firstFreeName(name, in: folder, from: counter + 1)
@@ -161,6 +176,7 @@ extension DeliveryBatch {
             }
             placedName = finalName
             try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+            if lastStep == .place { return crashed }
             let now = Date()
             guard let sequence = try ledger.commit([request.deliveryID], at: now)[request.deliveryID] else {
                 throw DeliveryError(code: .ledger, message: "The staged ledger row of \(path) was gone at commit. \(DeliveryError.advice(for: .ledger))")
@@ -169,6 +185,7 @@ extension DeliveryBatch {
             record.state = .committed
             record.committedAt = now
             record.temporaryPath = nil
+            if lastStep == .commit { return .committed(record) }
             removePackageSource(request, status: sourceStatus, deliveryID: request.deliveryID)
             logger.debug("delivered a package", metadata: ["source": "\(path)", "final": "\(record.finalPath ?? "")", "bytes": "\(size)"])
             return .committed(record)
