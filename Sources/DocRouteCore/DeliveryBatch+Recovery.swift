@@ -15,7 +15,7 @@ extension DeliveryBatch {
         /// Staged deliveries whose copies were gone: their rows removed; their sources are still
         /// in the inboxes and are delivered again.
         public var discarded: [UUID] = []
-        /// Leftover `.docroute-*.tmp` files removed from mailbox folders.
+        /// Leftover `.docroute-*.tmp` files and `.docroute-tmp-*` package folders removed from mailbox folders.
         public var temporariesRemoved = 0
         /// Sources of committed deliveries that a crash had left in their inboxes, now removed.
         public var sourcesRemoved = 0
@@ -27,8 +27,10 @@ extension DeliveryBatch {
     ///    and SHA-256), it is committed; if the synced temporary is still there (checked the same
     ///    way), it is renamed to its final name now (the next free one if that was taken) and
     ///    committed; if neither, the row is removed and the source, still in its inbox, is
-    ///    delivered again later.
-    /// 2. Leftover temporaries in the `Documents/Inbox/*/` folders of `containerRoots` (and of
+    ///    delivered again later. A staged package (its temporary a `.docroute-tmp-*` folder) is
+    ///    committed when its final folder holds the staged tree (device, inode, size and digest),
+    ///    otherwise its temporary folder and row are removed.
+    /// 2. Leftover temporaries (files, and package folders, removed whole) in the `Documents/Inbox/*/` folders of `containerRoots` (and of
     ///    the containers the staged rows name) are removed.
     /// 3. A committed delivery's source still in its inbox (same path, device, inode, size and
     ///    modification time) is removed.
@@ -93,6 +95,21 @@ extension DeliveryBatch {
                 report.discarded.append(record.deliveryID)
                 continue
             }
+            if Self.isPackageTemporary(temporaryName.string) {
+                // A package: commit it if its final folder holds our tree; otherwise drop the row
+                // and the temporary folder (the source, still in its inbox, is delivered again).
+                if try isOurPackage(finalName, in: folder, record: record) {
+                    placed.append(record)
+                    if !syncFolders.contains(key) { syncFolders.append(key) }
+                } else {
+                    try? PackageTree.remove(Array(temporaryName.string.utf8), in: folder.descriptor.rawValue, describing: temporaryPath)
+                    logger.info("a staged package's copy is not in place; its source is delivered again", metadata: [
+                        "delivery": "\(record.deliveryID)", "final": "\(finalPath)",
+                    ])
+                    report.discarded.append(record.deliveryID)
+                }
+                continue
+            }
             // Our copy: the recorded inode (a rename keeps it), size and bytes. The inode alone is
             // not enough: the handler may delete the temporary and a new file of its own can get
             // the freed inode number.
@@ -140,6 +157,18 @@ extension DeliveryBatch {
         }
     }
 
+    /// Whether `name` in `folder` is the package folder `record` staged: same device, inode,
+    /// total size and tree digest.
+    private func isOurPackage(_ name: FilePath.Component, in folder: SandboxWriter.Folder, record: LedgerRecord) throws -> Bool {
+        let path = folder.path.appending(name).string
+        guard let status = try SystemCall.status(of: name, in: folder.descriptor, describing: path), status.isDirectory,
+              status.device == record.finalDevice, status.inode == record.finalInode else { return false }
+        let opened = try PackageTree.withCName(Array(name.string.utf8)) { try PackageTree.openFolder($0, in: folder.descriptor.rawValue, describing: path) }
+        defer { close(opened) }
+        let digest = try PackageTree.digest(of: opened, describing: path)
+        return digest.size == record.size && digest.sha256 == record.sha256
+    }
+
     /// Removes our temporaries in every `Documents/Inbox/<mailbox>/` of a container. Called when
     /// no staged row is left, so none of them can still be needed.
     private func removeTemporaries(below root: FilePath) -> Int {
@@ -161,8 +190,14 @@ extension DeliveryBatch {
                 guard let mailbox = try? SystemCall.open(mailboxName, in: inbox.descriptor, flags: O_RDONLY | O_DIRECTORY, describing: mailboxPath.string) else { continue }
                 defer { SystemCall.close(mailbox) }
                 var removedHere = 0
-                for name in try SystemCall.names(in: mailbox, describing: mailboxPath.string) where SandboxWriter.isTemporaryName(name.string) {
-                    if try SystemCall.unlink(name, in: mailbox, describing: mailboxPath.appending(name).string) { removedHere += 1 }
+                for name in try SystemCall.names(in: mailbox, describing: mailboxPath.string) {
+                    if SandboxWriter.isTemporaryName(name.string) {
+                        if try SystemCall.unlink(name, in: mailbox, describing: mailboxPath.appending(name).string) { removedHere += 1 }
+                    } else if Self.isPackageTemporary(name.string) {
+                        // A package's temporary folder: removed whole, never following a link.
+                        try PackageTree.remove(Array(name.string.utf8), in: mailbox.rawValue, describing: mailboxPath.appending(name).string)
+                        removedHere += 1
+                    }
                 }
                 if removedHere > 0 { try SystemCall.fsync(mailbox, describing: mailboxPath.string) }
                 removed += removedHere
@@ -209,7 +244,16 @@ extension DeliveryBatch {
                 continue
             }
             do {
-                if let found = try SystemCall.status(of: name, in: folder, describing: path.string),
+                let found = try SystemCall.status(of: name, in: folder, describing: path.string)
+                if record.sourceSize == Self.packageSourceMarker, let found {
+                    // A package source: known by path, device and inode (its times change as it is removed).
+                    if found.isDirectory, found.device == device, found.inode == inode {
+                        try PackageTree.remove(Array(name.string.utf8), in: folder.rawValue, describing: path.string)
+                        removedIn[parent, default: []].append(record.deliveryID)
+                    } else {
+                        settled.append(record.deliveryID)
+                    }
+                } else if let found,
                    found.device == device, found.inode == inode,
                    found.size == record.sourceSize, found.modificationTimeNanoseconds == record.sourceMtimeNs
                 {

@@ -66,6 +66,9 @@ public protocol DeliveryBackend: DeliveryStore {
     func recover() async throws
     /// Copies a batch durably (group commit) and records it.
     func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome]
+    /// Copies a package document (a folder delivered whole) durably, records it, then removes
+    /// its source tree from the inbox.
+    func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome
     /// Records a custom-scheme URL for a handler, committed at once.
     func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
     /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.
@@ -85,6 +88,11 @@ public protocol DeliveryBackend: DeliveryStore {
 extension DeliveryBackend {
     /// Returns once the work already handed to the backend (a batch's source removals) is done.
     public func settle() async {}
+
+    /// Backends without a sandbox of their own deliver no packages; the package stays in its inbox.
+    public func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome {
+        .failed(message: "this delivery backend does not deliver package folders", retryable: false)
+    }
 
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }
 }

@@ -22,8 +22,9 @@ public final class InboxWatcher: Sendable {
         case created(WatchedFolder, name: [UInt8])
         /// A name went away (deleted, or renamed out of the folder).
         case removed(WatchedFolder, name: [UInt8])
-        /// A folder appeared (a new mailbox, or a package document).
-        case folderAppeared(WatchedFolder, name: [UInt8])
+        /// A folder appeared (a new mailbox, or a package document); `movedIn` when it was renamed
+        /// in (`IN_MOVED_TO`, complete) rather than created in place (`IN_CREATE`).
+        case folderAppeared(WatchedFolder, name: [UInt8], movedIn: Bool)
         /// The kernel's queue overflowed: events were lost; rescan everything.
         case overflow
         /// A watched folder went away (removed or renamed); re-create or re-watch it.
@@ -131,7 +132,7 @@ public final class InboxWatcher: Sendable {
             }
             if event.isDirectory {
                 if event.mask & (docroute_in_create | docroute_in_moved_to) != 0 {
-                    continuation.yield(.folderAppeared(folder, name: event.name))
+                    continuation.yield(.folderAppeared(folder, name: event.name, movedIn: event.mask & docroute_in_moved_to != 0))
                 }
             } else if event.isArrival {
                 continuation.yield(.arrived(folder, name: event.name))

@@ -1,5 +1,8 @@
+import DocRouteHandlers
+import DocRouteProtocol
 import Foundation
 import Logging
+import SystemPackage
 
 extension IntakePipeline {
     /// Whether a folder in an inbox is a package document rather than a mailbox: its name gives a
@@ -13,11 +16,62 @@ extension IntakePipeline {
             || snapshot.registry.isPackageType(classification.contentType)
     }
 
-    /// A package folder is kept whole: it is never opened as a mailbox, so its inner files are not
-    /// delivered one by one. Delivering packages whole is not implemented yet; it stays where it is.
-    func packageFolderLeft(_ folder: WatchedFolder, name: [UInt8]) {
-        logger.warning("package document left in the inbox: delivering folders whole is not supported yet, and it is not a mailbox", metadata: [
-            "message-id": "package-left", "path": "\(folder.path)/\(InboxNames.display(name))",
-        ])
+    /// A folder appeared in a drop folder: a mailbox at the top of an inbox, or a package document.
+    ///
+    /// When is a package complete? A folder has no close-after-write, so a package is taken when it
+    /// arrives by rename (`IN_MOVED_TO`: built aside, then moved in whole) or when a scan (at start,
+    /// after a queue overflow) finds it. A package created in place (`IN_CREATE`) may still be
+    /// filling, so it is taken on a later scan only, never on its creation.
+    func folderAppeared(in folder: WatchedFolder, name: [UInt8], movedIn: Bool) {
+        guard !InboxNames.isInProgress(name) else { return }
+        if isPackageFolder(name) {
+            if movedIn { return enqueue(.init(folder: folder, name: name)) }
+            logger.info("package folder created in place: it is delivered when it is moved in or at the next scan", metadata: [
+                "message-id": "package-waiting", "path": "\(folder.path)/\(InboxNames.display(name))",
+            ])
+        } else if folder.mailbox == nil {
+            addMailbox(inbox: folder.inbox, name: name)
+        }
+    }
+
+    /// Routes a package folder like a file (its type from its name, its handler by selection) and
+    /// delivers it whole, or quarantines it whole when nobody claims it.
+    func deliverPackage(_ arrival: ArrivalQueue.Arrival, in folderFD: Int32, snapshot: RoutingDaemon.Routing) async {
+        let inbox = configuration.inboxes[arrival.folder.inbox]
+        let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
+        let display = InboxNames.display(arrival.name)
+        let path = arrival.folder.path + "/" + display
+        let classification = snapshot.engine.classify(filename: display)
+        guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
+            let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
+            return await quarantine(arrival, folder: folderFD, mailbox: mailbox,
+                                    reason: "no handler claims the package \(classification.contentType) (conforms to \(parents)); install one or set a default")
+        }
+        let owner = HandlerLauncher.copyOwner(for: handler.manifest.user)
+        let request = DeliveryBatch.PackageRequest(
+            sourceDirectory: FileDescriptor(rawValue: folderFD), sourceName: arrival.name, sourcePath: FilePath(path),
+            containerRoot: FilePath(handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier),
+            mailbox: mailbox, owner: owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
+            originalName: display, extensionChain: classification.extensionChain,
+            contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
+            sourceApplication: inbox.sourceApplication)
+        switch await backend.deliverPackage(request) {
+        case .committed(let deliveryID, let finalPath, _):
+            deliveredCount += 1
+            attempts[arrival] = nil
+            logger.info("delivered", metadata: [
+                "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(handler.bundleIdentifier)",
+                "mailbox": "\(mailbox)", "path": "\(finalPath)", "content-type": "\(classification.contentType)", "package": "true",
+            ])
+            await dispatcher?.committed(bundleIdentifier: handler.bundleIdentifier)
+        case .alreadyDelivered(let deliveryID):
+            attempts[arrival] = nil
+            logger.info("package delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(path)"])
+        case .failed(let message, let retryable):
+            logger.error("package delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
+                "bundle-id": "\(handler.bundleIdentifier)", "path": "\(path)",
+            ])
+            if retryable { scheduleRetry(arrival) }
+        }
     }
 }

@@ -107,9 +107,9 @@ actor IntakePipeline {
             // A new hard link to an existing file is complete at once and sees no close-after-write.
             let hardLink = kind == S_IFREG && info.st_nlink > 1
             if found && (hardLink || (kind != S_IFREG && kind != S_IFDIR)) { enqueue(.init(folder: folder, name: name)) }
-        case .folderAppeared(let folder, let name):
+        case .folderAppeared(let folder, let name, let movedIn):
             switch folder.role {
-            case .drop: if folder.mailbox == nil { addMailbox(inbox: folder.inbox, name: name) }
+            case .drop: folderAppeared(in: folder, name: name, movedIn: movedIn)
             case .maildirRoot: maildirEntryAppeared(folder.inbox, name: name)
             case .maildirFolder: if name == Array(MaildirLayout.newFolder.utf8) { maildirNewAppeared(in: folder) }
             case .maildirNew: break
@@ -171,8 +171,8 @@ actor IntakePipeline {
             return
         }
         guard !isPackageFolder(name) else {
-            let inbox = configuration.inboxes[index].path
-            return packageFolderLeft(WatchedFolder(inbox: index, mailbox: nil, path: inbox), name: name)
+            // A package found by a scan is complete (see folderAppeared(in:name:movedIn:)).
+            return enqueue(.init(folder: WatchedFolder(inbox: index, mailbox: nil, path: configuration.inboxes[index].path), name: name))
         }
         let path = configuration.inboxes[index].path + "/" + mailbox
         let folder = WatchedFolder(inbox: index, mailbox: mailbox, path: path)
@@ -182,7 +182,7 @@ actor IntakePipeline {
             guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && !InboxNames.isInProgress(entry.name) {
+        for entry in DirectoryListing.entries(of: fd) where (!entry.isDirectory || isPackageFolder(entry.name)) && !InboxNames.isInProgress(entry.name) {
             enqueue(.init(folder: folder, name: entry.name))
         }
     }
@@ -219,7 +219,11 @@ actor IntakePipeline {
             case .failure(.vanished):
                 continue
             case .failure(.directory):
-                if arrival.folder.mailbox == nil { addMailbox(inbox: arrival.folder.inbox, name: arrival.name) }
+                if isPackageFolder(arrival.name) {
+                    await deliverPackage(arrival, in: folderFD, snapshot: snapshot)
+                } else if arrival.folder.mailbox == nil {
+                    addMailbox(inbox: arrival.folder.inbox, name: arrival.name)
+                }
                 continue
             case .failure(.unreadable(let code)):
                 logger.error("file cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(code)))"])

@@ -121,16 +121,19 @@ public final class LedgerBackend: DeliveryBackend {
     func prepareContainers(_ documents: [DocumentDelivery]) {
         var seen: Set<String> = []
         for document in documents where seen.insert(document.containerRoot).inserted {
-            let root = document.containerRoot
-            guard root.hasPrefix(configuration.containersDirectory + "/"), !FileManager.default.fileExists(atPath: root) else { continue }
-            guard mkdir(root, HandlerLauncher.sandboxFolderMode) == 0 || errno == EEXIST else {
-                logger.error("sandbox cannot be created: \(String(cString: strerror(errno)))", metadata: ["path": "\(root)"])
-                continue
-            }
-            if let owner = document.owner {
-                chown(root, owner.uid, owner.gid)
-                chmod(root, HandlerLauncher.sandboxFolderMode)
-            }
+            prepareContainer(document.containerRoot, owner: document.owner)
+        }
+    }
+
+    func prepareContainer(_ root: String, owner: (uid: UInt32, gid: UInt32)?) {
+        guard root.hasPrefix(configuration.containersDirectory + "/"), !FileManager.default.fileExists(atPath: root) else { return }
+        guard mkdir(root, HandlerLauncher.sandboxFolderMode) == 0 || errno == EEXIST else {
+            logger.error("sandbox cannot be created: \(String(cString: strerror(errno)))", metadata: ["path": "\(root)"])
+            return
+        }
+        if let owner {
+            chown(root, owner.uid, owner.gid)
+            chmod(root, HandlerLauncher.sandboxFolderMode)
         }
     }
 

@@ -1,0 +1,160 @@
+import Foundation
+import SystemPackage
+import Testing
+@testable import DocRouteCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Package documents delivered whole, and crashes at every step of one (issue #4).
+@Suite struct PackageDeliveryTests {
+    static let sandbox = "containers/com.example.editor/Documents/Inbox/Mail"
+    static let files: [String: [UInt8]] = [
+        "TXT.rtf": Array("{\\rtf1 hello}\n".utf8),
+        "image.png": Fixtures.content(1, size: 70_000),
+        "Pictures/inner/deep.txt": Array("deep\n".utf8),
+    ]
+
+    func makePackage(_ scratch: Scratch, _ name: String = "Report.rtfd") throws {
+        for (path, bytes) in Self.files { try scratch.write("inbox/\(name)/\(path)", bytes) }
+        try scratch.folder("inbox/\(name)/Empty")
+    }
+
+    func request(_ scratch: Scratch, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
+        DeliveryBatch.PackageRequest(
+            sourceDirectory: inbox, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)"),
+            containerRoot: scratch.path("containers/com.example.editor"), mailbox: "Mail", originalName: name,
+            extensionChain: ".rtfd", contentType: "com.apple.rtfd", bundleIdentifier: "com.example.editor")
+    }
+
+    /// The package's files as delivered under `name`, or nil if a file differs or is missing.
+    func deliveredWhole(_ scratch: Scratch, _ name: String) -> Bool {
+        let base = "\(Self.sandbox)/\(name)"
+        return scratch.allFiles(base) == Self.files.keys.sorted()
+            && Self.files.allSatisfy { scratch.read("\(base)/\($0.key)") == $0.value }
+            && scratch.list("\(base)/Empty") == []
+            && FileManager.default.fileExists(atPath: scratch.path("\(base)/Empty").string)
+    }
+
+    @Test func aPackageIsDeliveredWholeThenUnderTheNextName() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
+        defer { SystemCall.close(inbox) }
+        let ledger = try Fixtures.ledger(scratch)
+        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+
+        let first = batch.deliverPackage(request(scratch, inbox))
+        let record = try #require(first.record, "\(String(describing: first.error))")
+        #expect(record.finalPath == scratch.path("\(Self.sandbox)/Report.rtfd").string)
+        #expect(record.size == Int64(Self.files.values.map(\.count).reduce(0, +)))
+        #expect(record.annotation?.contains("\"originalFilename\":\"Report.rtfd\"") == true)
+        #expect(deliveredWhole(scratch, "Report.rtfd"))
+        #expect(scratch.list("inbox") == [], "the source tree is removed")
+
+        try makePackage(scratch)
+        let second = batch.deliverPackage(request(scratch, inbox))
+        #expect(second.record?.finalPath == scratch.path("\(Self.sandbox)/Report-1.rtfd").string)
+        #expect(deliveredWhole(scratch, "Report-1.rtfd"))
+        #expect(scratch.list(Self.sandbox) == ["Report-1.rtfd", "Report.rtfd"])
+        #expect(record.sha256 == second.record?.sha256, "the same tree gives the same digest")
+    }
+
+    @Test(arguments: [DeliveryBatch.PackageStep.copy, .stage, .place, .commit])
+    func aCrashAtAnyStepDeliversThePackageExactlyOnce(step: DeliveryBatch.PackageStep) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
+        defer { SystemCall.close(inbox) }
+        let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: step)
+
+        // The next start.
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
+        #expect(report.committed.count == (step == .place ? 1 : 0))
+        #expect(report.sourcesRemoved == (step >= .place ? 1 : 0))
+        #expect(scratch.list(Self.sandbox).filter { $0.hasPrefix(".") } == [], "no temporary folder left")
+        if step >= .place {
+            #expect(scratch.list("inbox") == [])
+        } else {
+            #expect(scratch.list("inbox") == ["Report.rtfd"])
+            #expect(scratch.list(Self.sandbox) == [])
+            #expect(batch.deliverPackage(request(scratch, inbox)).record != nil)
+        }
+        #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
+        #expect(deliveredWhole(scratch, "Report.rtfd"))
+        #expect(scratch.list("inbox") == [])
+    }
+
+    @Test func aCommittedPackageLeftInItsInboxIsRemovedNotDeliveredTwice() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
+        defer { SystemCall.close(inbox) }
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let first = batch.deliverPackage(request(scratch, inbox), stoppingAfter: .commit)
+        #expect(first.record != nil)
+        // Half removed, as a crash during the bottom-up removal leaves it.
+        try FileManager.default.removeItem(atPath: scratch.path("inbox/Report.rtfd/Pictures").string)
+
+        let again = batch.deliverPackage(request(scratch, inbox))
+        guard case .alreadyDelivered(let earlier) = again else {
+            Issue.record("expected alreadyDelivered, got \(again)")
+            return
+        }
+        #expect(earlier.deliveryID == first.record?.deliveryID)
+        #expect(scratch.list("inbox") == [])
+        #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
+    }
+
+    @Test func linksAndFIFOsInsideAPackageAreSkippedNeverFollowed() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let package = scratch.path("inbox/Report.rtfd").string
+        #expect(symlink("/etc/shadow", package + "/shadow") == 0)
+        #expect(symlink("/etc", package + "/Pictures/etc") == 0)
+        #expect(mkfifo(package + "/pipe", 0o600) == 0)
+        try scratch.write("inbox/Report.rtfd/linked.txt", "another name of this file is outside the package\n")
+        #expect(link(package + "/linked.txt", scratch.path("elsewhere").string) == 0)
+        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
+        defer { SystemCall.close(inbox) }
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let outcome = batch.deliverPackage(request(scratch, inbox))
+        #expect(outcome.record != nil, "\(String(describing: outcome.error))")
+        let delivered = scratch.path("\(Self.sandbox)/Report.rtfd").string
+        var info = stat()
+        #expect(lstat(delivered + "/shadow", &info) != 0)
+        #expect(lstat(delivered + "/pipe", &info) != 0)
+        #expect(lstat(delivered + "/Pictures/etc", &info) != 0)
+        #expect(lstat(delivered + "/linked.txt", &info) != 0, "a hard-linked file is skipped too")
+        #expect(deliveredWhole(scratch, "Report.rtfd"))
+        #expect(scratch.list("inbox") == [], "the whole source, links included, is removed")
+    }
+
+    @Test func aPackageThatCannotBePlacedLeavesItsSourceAndNoTemporary() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try makePackage(scratch)
+        // The sandbox's Documents is a link a handler planted: the delivery must not follow it.
+        try scratch.folder("containers/com.example.editor")
+        try scratch.folder("elsewhere")
+        #expect(symlink(scratch.path("elsewhere").string, scratch.path("containers/com.example.editor/Documents").string) == 0)
+        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
+        defer { SystemCall.close(inbox) }
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let outcome = batch.deliverPackage(request(scratch, inbox))
+        #expect(outcome.error?.code == .symbolicLink, "\(String(describing: outcome.error))")
+        #expect(scratch.list("elsewhere") == [])
+        #expect(scratch.allFiles("inbox/Report.rtfd") == Self.files.keys.sorted())
+    }
+}
