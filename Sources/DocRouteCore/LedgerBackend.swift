@@ -101,16 +101,7 @@ public final class LedgerBackend: DeliveryBackend {
         }
         do {
             let outcomes = try await deliverReturningAtCommit(requests)
-            return outcomes.map { outcome in
-                switch outcome {
-                case .committed(let record):
-                    return .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "", sequence: record.sequence)
-                case .alreadyDelivered(let record):
-                    return .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
-                case .failed(let error):
-                    return .failed(message: "\(error)", retryable: error.isRetryable)
-                }
-            }
+            return outcomes.map(DocumentDeliveryOutcome.init)
         } catch {
             return documents.map { _ in .failed(message: "the delivery worker is stopped: \(error)", retryable: true) }
         }

@@ -1,0 +1,13 @@
+extension DocumentDeliveryOutcome {
+    /// The daemon's view of what the delivery batch did with one request.
+    init(_ outcome: DeliveryBatch.Outcome) {
+        switch outcome {
+        case .committed(let record):
+            self = .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "", sequence: record.sequence)
+        case .alreadyDelivered(let record):
+            self = .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
+        case .failed(let error):
+            self = .failed(message: "\(error)", retryable: error.isRetryable)
+        }
+    }
+}
