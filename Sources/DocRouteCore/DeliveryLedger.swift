@@ -290,16 +290,6 @@ public final class DeliveryLedger: Sendable {
         }
     }
 
-    /// The committed (or later) delivery of a mail attachment, if there is one.
-    public func findDelivered(messageID: String, partPath: String) throws -> LedgerRecord? {
-        try read("look up a mail attachment") { db in
-            try LedgerRecord.fetchOne(db, sql: """
-                SELECT * FROM delivery WHERE messageID = ? AND partPath = ? AND state <> 'staged'
-                ORDER BY id DESC LIMIT 1
-                """, arguments: [messageID, partPath])
-        }
-    }
-
     /// The part paths of message `messageID` delivered into `mailbox` (committed or later): one
     /// indexed read per message, so a message re-read after a crash skips what is done.
     public func deliveredParts(messageID: String, mailbox: String) throws -> Set<String> {

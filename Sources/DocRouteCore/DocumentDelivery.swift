@@ -78,8 +78,6 @@ public protocol DeliveryBackend: DeliveryStore {
     /// Returns once the work already handed to the backend (a batch's source removals) is done:
     /// the inbox folders it uses may be closed after that.
     func settle() async
-    /// Counts for status: per handler delivered today, pending.
-    func statistics() async -> [String: JSONValue]
     /// The ledger's counts per handler and state, read once at start to seed the in-memory
     /// counters that `status` and the metrics use; nil when there is no ledger to count.
     func ledgerStatistics() async -> DeliveryLedger.Statistics?

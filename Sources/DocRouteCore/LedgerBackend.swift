@@ -173,18 +173,6 @@ public final class LedgerBackend: DeliveryBackend {
         }
     }
 
-    public func statistics() async -> [String: JSONValue] {
-        guard let stats = try? await ledgerWork({ [ledger] in try ledger.stats() }) else { return [:] }
-        var byHandler: [String: JSONValue] = [:]
-        for (bundle, counts) in stats.counts {
-            var entry: [String: JSONValue] = [:]
-            for (state, count) in counts { entry[state.rawValue] = .integer(Int64(count)) }
-            entry["deliveredToday"] = .integer(Int64(stats.deliveredTodayByHandler[bundle] ?? 0))
-            byHandler[bundle] = .object(entry)
-        }
-        return ["deliveredToday": .integer(Int64(stats.deliveredToday)), "ledger": .object(byHandler)]
-    }
-
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? {
         try? await ledgerWork { [ledger] in try ledger.stats() }
     }

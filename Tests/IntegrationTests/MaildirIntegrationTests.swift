@@ -219,7 +219,10 @@ import Glibc
         // The PDF arrives under a safe name; the unclaimed part is skipped and logged, not quarantined.
         let pdfs = Self.delivered(harness, mailbox: "INBOX")
         #expect(pdfs.count == 1)
-        #expect(pdfs.first.map { URL(fileURLWithPath: $0.path).lastPathComponent } == "report.pdf" || pdfs.first?.path.hasSuffix(".pdf") == true)
+        // "../../etc/report.pdf" never acts as a path: the copy sits in the mailbox folder itself.
+        let copy = try #require(pdfs.first?.path)
+        #expect(URL(fileURLWithPath: copy).deletingLastPathComponent().path == harness.containers + "/org.docroute.pdfviewer/Documents/Inbox/INBOX")
+        #expect(copy.hasSuffix("report.pdf") && !URL(fileURLWithPath: copy).lastPathComponent.contains(".."), "\(copy)")
         #expect(pdfs.first?.bytes == Data(base64Encoded: "JVBERi0xLjQKJcOkw7zDtsOfCg=="))
         #expect(harness.daemonLog.contains("attachment skipped: no handler claims"))
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: harness.quarantine)) ?? []).isEmpty)
