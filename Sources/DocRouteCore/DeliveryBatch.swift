@@ -89,6 +89,36 @@ public final class DeliveryBatch: Sendable {
         }
     }
 
+    /// The first half of a delivery, steps 1 and 2: the copies made durable under temporary
+    /// names, nothing in the ledger yet. It takes no lock, so the next batch can be copied on one
+    /// thread while the previous one waits on its flushes in ``complete(_:committed:)`` on another.
+    /// A crash now leaves only temporaries, which recovery removes.
+    public func prepare(_ requests: [Request]) -> PreparedBatch {
+        prepare(requests, stoppingAfter: .removeSources)
+    }
+
+    /// The second half, steps 0 and 3 to 6, run one batch at a time in the order the batches
+    /// were prepared; hands the outcomes to `committed` as ``deliver(_:committed:)`` does. A
+    /// source delivered meanwhile by an earlier batch (the same file seen twice) is found here,
+    /// its fresh copy dropped.
+    public func complete(_ batch: PreparedBatch, committed: @escaping ([Outcome]) -> Void) {
+        serial.withLock { _ in
+            _ = complete(batch, stoppingAfter: .removeSources, beforePlacing: nil, committed: committed)
+        }
+    }
+
+    /// Gives up a prepared batch (the worker is shutting down): its temporaries are removed and
+    /// every request fails, its source still in its inbox.
+    public func abandon(_ batch: PreparedBatch) -> [Outcome] {
+        var batch = batch
+        defer { batch.closeFolders() }
+        return batch.items.indices.map { index in
+            let error = DeliveryError(code: .io, message: "The delivery worker stopped; the source stays in its inbox.")
+            fail(&batch.items[index], error)
+            return .failed(error)
+        }
+    }
+
     /// The steps of a batch; tests stop after one to play a crash.
     enum Step: Int, Comparable {
         case copy, sync, stage, place, commit, removeSources
@@ -97,7 +127,7 @@ public final class DeliveryBatch: Sendable {
     }
 
     /// One request on its way.
-    struct Item {
+    struct Item: Sendable {
         var request: Request
         var folder: SandboxWriter.Folder?
         var folderKey: FolderKey
@@ -115,7 +145,7 @@ public final class DeliveryBatch: Sendable {
         var isAlive: Bool { error == nil }
     }
 
-    struct FolderKey: Hashable {
+    struct FolderKey: Hashable, Sendable {
         var root: FilePath
         var mailbox: String
     }
@@ -136,27 +166,42 @@ public final class DeliveryBatch: Sendable {
     private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
                      committed: (([Outcome]) -> Void)? = nil) -> [Outcome] {
         guard !requests.isEmpty else { return [] }
-        let started = ContinuousClock.now
-        var folders: [FolderKey: Result<SandboxWriter.Folder, DeliveryError>] = [:]
-        defer {
-            for case .success(let folder) in folders.values { folder.close() }
-        }
-        var items = requests.map { request in
+        return complete(prepare(requests, stoppingAfter: lastStep), stoppingAfter: lastStep, beforePlacing: beforePlacing, committed: committed)
+    }
+
+    private func prepare(_ requests: [Request], stoppingAfter lastStep: Step) -> PreparedBatch {
+        var batch = PreparedBatch(items: requests.map { request in
             Item(
                 request: request,
                 folderKey: FolderKey(root: request.containerRoot, mailbox: SandboxName.sanitizedComponent(request.mailbox)),
                 name: request.sandboxName)
-        }
+        })
+        copy(&batch.items, folders: &batch.folders)
+        batch.timings.mark("copy")
+        if lastStep > .copy { syncData(&batch.items) }
+        batch.timings.mark("sync")
+        return batch
+    }
 
+    private func complete(_ batch: PreparedBatch, stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
+                          committed: (([Outcome]) -> Void)? = nil) -> [Outcome] {
+        var batch = batch
+        defer { batch.closeFolders() }
+        guard !batch.items.isEmpty else { return [] }
+        var items = batch.items
+        var timings = batch.timings
+        timings.mark("queued")
         findEarlierDeliveries(&items)
-        copy(&items, folders: &folders)
-        if lastStep > .copy { syncData(&items) }
+        timings.mark("lookup")
         if lastStep > .sync { stage(&items) }
+        timings.mark("stage")
         if lastStep > .stage {
             beforePlacing?()
             place(&items)
         }
+        timings.mark("place")
         if lastStep > .place { commit(&items) }
+        timings.mark("commit")
         let outcomes = items.map { item -> Outcome in
             if let earlier = item.earlier {
                 return .alreadyDelivered(earlier)
@@ -169,10 +214,11 @@ public final class DeliveryBatch: Sendable {
         committed?(outcomes)
         // Removing sources changes no outcome: a committed copy stays committed whatever happens.
         if lastStep > .commit { removeSources(&items) }
+        timings.mark("remove")
         let failed = outcomes.count { $0.error != nil }
         logger.debug("delivered a batch", metadata: [
             "files": "\(items.count)", "failed": "\(failed)",
-            "duration": "\(ContinuousClock.now - started)",
+            "duration": "\(ContinuousClock.now - batch.started)", "steps": "\(timings)",
         ])
         return outcomes
     }
@@ -191,10 +237,18 @@ public final class DeliveryBatch: Sendable {
 
     // MARK: (a) copy
 
+    /// Step 0, run after the copy so that a batch prepared while the one before it committed
+    /// still sees that commit: a source found delivered keeps no copy.
     private func findEarlierDeliveries(_ items: inout [Item]) {
         do {
             let earlier = try ledger.deliveredRecords(forSources: items.map { ($0.request.sourceStatus, $0.request.sourcePath) })
-            for (index, record) in earlier { items[index].earlier = record }
+            for (index, record) in earlier {
+                items[index].earlier = record
+                if let temporary = items[index].temporary, let folder = items[index].folder {
+                    writer.removeTemporary(temporary.name, in: folder)
+                }
+                items[index].temporary = nil
+            }
         } catch {
             // Without the ledger nothing can be committed either; the copy step reports it.
             logger.warning("could not look up earlier deliveries", metadata: ["error": "\(error)"])
@@ -204,7 +258,7 @@ public final class DeliveryBatch: Sendable {
     private func copy(_ items: inout [Item], folders: inout [FolderKey: Result<SandboxWriter.Folder, DeliveryError>]) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
-        for index in items.indices where items[index].earlier == nil {
+        for index in items.indices {
             let request = items[index].request
             let key = items[index].folderKey
             let folder: Result<SandboxWriter.Folder, DeliveryError>

@@ -17,6 +17,8 @@ public struct DocumentDelivery: Sendable {
     /// Owner of the copy (uid, gid); nil keeps the daemon's.
     public var owner: (uid: UInt32, gid: UInt32)?
     public var sourceApplication: String
+    /// Entries beyond `mailbox`, `originalFilename` and `size`, which the delivery adds itself
+    /// (an `originalFilename` given here wins: a mail part's name as the mail spelled it).
     public var annotation: [String: PropertyListValue]
     /// The name the copy takes (before the name rule); nil for the source's own name. A mail
     /// attachment's source is a scratch file, so its safe file name comes from here.
@@ -64,8 +66,9 @@ public enum DocumentDeliveryOutcome: Sendable {
 public protocol DeliveryBackend: DeliveryStore {
     /// Finishes or rolls back what a crash interrupted. Run before anything else.
     func recover() async throws
-    /// Copies a batch durably (group commit) and records it.
-    func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome]
+    /// Hands a batch over to be copied durably (group commit) and recorded, behind the batches
+    /// handed over before it; the ticket gives its outcomes once it is committed.
+    func submit(_ batch: [DocumentDelivery]) -> DeliveryTicket
     /// Copies a package document (a folder delivered whole) durably, records it, then removes
     /// its source tree from the inbox.
     func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome
@@ -84,6 +87,11 @@ public protocol DeliveryBackend: DeliveryStore {
 }
 
 extension DeliveryBackend {
+    /// Copies a batch durably (group commit) and records it; returns once it is committed.
+    public func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome] {
+        await submit(batch).outcomes
+    }
+
     /// Returns once the work already handed to the backend (a batch's source removals) is done.
     public func settle() async {}
 

@@ -5,8 +5,14 @@ import Logging
 /// Sends each handler what the ledger says it is owed: one `launch` per subscription, then
 /// `openURL` in commit order, at most `window` unacknowledged at a time per connection.
 ///
-/// Acknowledgements are buffered and written to the ledger in batches; an acknowledgement lost in
-/// a crash only means the document is sent again, which the protocol allows (at least once).
+/// Acknowledgements are buffered and written to the ledger in batches, in the background: an
+/// `ack` never waits for a disk flush, so a handler that acknowledges each event at once is not
+/// held to one flush per event. An acknowledgement lost in a crash only means the document is
+/// sent again, which the protocol allows (at least once); ``acknowledgementsWritten()`` lets a
+/// later request see them all on disk.
+///
+/// The window is refilled a quarter at a time (or when it is empty), so a burst costs one ledger
+/// read per quarter window rather than one per acknowledgement.
 public actor HandlerDispatcher {
     struct Subscription {
         var connection: ClientConnection
@@ -30,7 +36,8 @@ public actor HandlerDispatcher {
     let activity: DaemonActivity?
     var subscriptions: [String: Subscription] = [:]
     var pendingAcknowledgements: [DeliveryAcknowledgement] = []
-    var flushing = false
+    /// Writes ``pendingAcknowledgements`` until none is left; nil when idle.
+    var acknowledgementWriter: Task<Void, Never>?
     /// Called when a document is committed for a handler that no connection is subscribed as.
     let onUnsubscribedDelivery: @Sendable (String) -> Void
 
@@ -63,6 +70,8 @@ public actor HandlerDispatcher {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is already subscribed as \(handler.bundleIdentifier)", requestID: requestID)
         }
         subscriptions[key] = Subscription(connection: connection, bundleIdentifier: handler.bundleIdentifier)
+        // What an earlier connection acknowledged must not come back as owed.
+        await acknowledgementsWritten()
         do {
             let pending = try await store.owedCount(bundleIdentifier: handler.bundleIdentifier)
             let first = try await store.owed(bundleIdentifier: handler.bundleIdentifier, afterSequence: 0, limit: 1).first
@@ -107,7 +116,9 @@ public actor HandlerDispatcher {
         subscriptions[key]?.inFlight[deliveryID] = nil
         activity?.acknowledged(subscription.bundleIdentifier, deliveryID: deliveryID, handled: handled)
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
-        await flushAcknowledgements()
+        if acknowledgementWriter == nil {
+            acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
         await pump(key, bundleIdentifier: subscription.bundleIdentifier)
         return nil
     }
@@ -121,11 +132,14 @@ public actor HandlerDispatcher {
         }
     }
 
-    /// Writes buffered acknowledgements; concurrent callers coalesce into the running flush.
-    func flushAcknowledgements() async {
-        guard !flushing else { return }
-        flushing = true
-        defer { flushing = false }
+    /// Returns once every acknowledgement received so far is in the ledger (or failed to be).
+    public func acknowledgementsWritten() async {
+        while let writer = acknowledgementWriter { await writer.value }
+    }
+
+    /// Writes buffered acknowledgements, one transaction for all that arrived meanwhile.
+    private func writeAcknowledgements() async {
+        defer { acknowledgementWriter = nil }
         while !pendingAcknowledgements.isEmpty {
             let batch = pendingAcknowledgements
             pendingAcknowledgements.removeAll(keepingCapacity: true)
@@ -136,6 +150,9 @@ public actor HandlerDispatcher {
             }
         }
     }
+
+    /// Free slots that make a ledger read worth it while events are still in flight.
+    var refillSize: Int { max(1, window / 4) }
 
     func pump(_ key: String, bundleIdentifier: String) async {
         guard let subscription = subscriptions[key], subscription.launched else { return }
@@ -150,7 +167,7 @@ public actor HandlerDispatcher {
             current.repump = false
             subscriptions[key] = current
             let room = window - current.inFlight.count
-            guard room > 0 else { return }
+            guard room > 0, room >= refillSize || current.inFlight.isEmpty else { return }
             let owed: [OwedDelivery]
             do {
                 owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)

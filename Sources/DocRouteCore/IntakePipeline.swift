@@ -33,6 +33,11 @@ actor IntakePipeline {
     let wakeContinuation: AsyncStream<Void>.Continuation
     var stopped = false
     static let batchLimit = 256
+    /// File batches handed to the backend and not yet committed. Two: the next is copied while
+    /// the previous one waits on its disk flushes; more would only hold more files open.
+    static let batchesInFlightLimit = 2
+    var batchesInFlight = 0
+    var batchSlotWaiter: CheckedContinuation<Void, Never>?
 
     init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, activity: DaemonActivity, logger: Logger) {
         self.activity = activity
@@ -198,8 +203,31 @@ actor IntakePipeline {
         return fd
     }
 
+    /// Waits until fewer than ``batchesInFlightLimit`` file batches are in flight, then takes a
+    /// slot (``run()`` is the only caller, so there is at most one waiter).
+    func takeBatchSlot() async {
+        while batchesInFlight >= Self.batchesInFlightLimit {
+            await withCheckedContinuation { batchSlotWaiter = $0 }
+        }
+        batchesInFlight += 1
+    }
+
+    func releaseBatchSlot() {
+        batchesInFlight -= 1
+        batchSlotWaiter.take()?.resume()
+    }
+
+    /// Takes a batch of arrivals to the backend: returns once its files are handed over, before
+    /// they are committed (``finish(_:deliveries:arrivals:outcomes:started:)`` runs then).
     func process(_ batch: [ArrivalQueue.Arrival]) async {
-        defer { activity.settled(batch) }
+        await takeBatchSlot()
+        var handedOver = false
+        defer {
+            if !handedOver {
+                releaseBatchSlot()
+                activity.settled(batch)
+            }
+        }
         guard let snapshot = routing?() else { return }
         let messages = batch.filter { $0.folder.role == .maildirNew }
         if !messages.isEmpty {
@@ -252,13 +280,26 @@ actor IntakePipeline {
                     contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
                     owner: HandlerLauncher.copyOwner(for: handler.manifest.user),
                     sourceApplication: inbox.sourceApplication,
-                    annotation: ["mailbox": .string(mailbox), "originalFilename": .string(display), "size": .integer(file.size)]))
+                    // mailbox, originalFilename and size are added by the delivery itself.
+                    annotation: [:]))
                 arrivals.append(arrival)
             }
         }
         guard !deliveries.isEmpty else { return }
         let started = ContinuousClock.now
-        let outcomes = await backend.deliver(deliveries)
+        let ticket = backend.submit(deliveries)
+        handedOver = true
+        Task {
+            let outcomes = await ticket.outcomes
+            await finish(batch, deliveries: deliveries, arrivals: arrivals, outcomes: outcomes, started: started)
+        }
+    }
+
+    /// A file batch is committed (or failed): counts, logs, retries, and handlers told.
+    func finish(_ batch: [ArrivalQueue.Arrival], deliveries: [DocumentDelivery], arrivals: [ArrivalQueue.Arrival],
+                outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant) async {
+        releaseBatchSlot()
+        defer { activity.settled(batch) }
         activity.delivered(deliveries, outcomes, arrivals: arrivals)
         logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
         var touched: Set<String> = []

@@ -14,8 +14,12 @@ public final class LedgerBackend: DeliveryBackend {
     let ledger: DeliveryLedger
     let batch: DeliveryBatch
     let quarantineFolder: Quarantine
-    /// Runs delivery batches, recovery and quarantine moves: long, mostly waiting on disk flushes.
+    /// Runs the committing half of delivery batches, packages, recovery and quarantine moves:
+    /// long, mostly waiting on disk flushes, one after the other.
     let pool: NIOThreadPool
+    /// Runs the copying half of delivery batches, so that the next batch is copied while the
+    /// previous one waits on its flushes (see ``DeliveryBatch/prepare(_:)``).
+    let copyPool: NIOThreadPool
     /// Runs the ledger's short reads and writes (owed events, acknowledgements, counts), so a handler
     /// is sent its next document and its acks are recorded while a batch waits on a flush.
     let ledgerPool: NIOThreadPool
@@ -30,11 +34,14 @@ public final class LedgerBackend: DeliveryBackend {
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
+        copyPool = NIOThreadPool(numberOfThreads: 1)
+        copyPool.start()
         ledgerPool = NIOThreadPool(numberOfThreads: 1)
         ledgerPool.start()
     }
 
     deinit {
+        copyPool.shutdownGracefully { _ in }
         pool.shutdownGracefully { _ in }
         ledgerPool.shutdownGracefully { _ in }
     }
@@ -43,21 +50,30 @@ public final class LedgerBackend: DeliveryBackend {
         try await pool.runIfActive(body)
     }
 
-    /// Runs a batch on ``pool`` and resumes as soon as it is committed; the pool thread goes on
-    /// to remove the sources, before it takes the next batch.
-    func deliverReturningAtCommit(_ requests: [DeliveryBatch.Request]) async throws -> [DeliveryBatch.Outcome] {
-        try await withCheckedThrowingContinuation { continuation in
-            pool.submit { [batch] state in
+    /// Copies a batch on ``copyPool``, then commits it on ``pool``, and fulfils `ticket` as soon
+    /// as it is committed; the pool thread goes on to remove the sources before it takes the next
+    /// batch. Both pools have one thread and take work in order, so batches commit in the order
+    /// they were submitted.
+    func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
+        let stopped = { (count: Int) in
+            ticket.fulfil(Array(repeating: .failed(message: "the delivery worker is stopped; the source stays in its inbox", retryable: true), count: count))
+        }
+        copyPool.submit { [batch, pool] state in
+            guard case .active = state else { return stopped(requests.count) }
+            let prepared = batch.prepare(requests)
+            pool.submit { state in
                 guard case .active = state else {
-                    continuation.resume(throwing: DeliveryError(code: .io, message: "The delivery worker is stopped; the sources stay in their inboxes."))
-                    return
+                    _ = batch.abandon(prepared)
+                    return stopped(requests.count)
                 }
-                batch.deliver(requests) { outcomes in continuation.resume(returning: outcomes) }
+                batch.complete(prepared) { outcomes in ticket.fulfil(outcomes.map(DocumentDeliveryOutcome.init)) }
             }
         }
     }
 
     public func settle() async {
+        // A batch reaches `pool` only from `copyPool`: wait for the copying first.
+        _ = try? await copyPool.runIfActive {}
         _ = try? await blocking {}
     }
 
@@ -74,7 +90,7 @@ public final class LedgerBackend: DeliveryBackend {
         _ = quarantineFolder.removeTemporaries()
     }
 
-    public func deliver(_ documents: [DocumentDelivery]) async -> [DocumentDeliveryOutcome] {
+    public func submit(_ documents: [DocumentDelivery]) -> DeliveryTicket {
         prepareContainers(documents)
         let requests = documents.map { document in
             DeliveryBatch.Request(
@@ -99,12 +115,9 @@ public final class LedgerBackend: DeliveryBackend {
                 messageID: document.messageID,
                 partPath: document.partPath)
         }
-        do {
-            let outcomes = try await deliverReturningAtCommit(requests)
-            return outcomes.map(DocumentDeliveryOutcome.init)
-        } catch {
-            return documents.map { _ in .failed(message: "the delivery worker is stopped: \(error)", retryable: true) }
-        }
+        let ticket = DeliveryTicket()
+        deliver(requests, fulfilling: ticket)
+        return ticket
     }
 
     /// Creates default sandboxes (`<containers_directory>/<bundle id>`) on first use, owned by the
@@ -201,7 +214,7 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     static func json(_ annotation: [String: PropertyListValue]) -> String? {
-        guard let data = try? JSONEncoder().encode(annotation) else { return nil }
+        guard !annotation.isEmpty, let data = try? JSONEncoder().encode(annotation) else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 }

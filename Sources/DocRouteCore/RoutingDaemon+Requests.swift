@@ -5,6 +5,9 @@ import Foundation
 
 extension RoutingDaemon: RequestResponder {
     public func respond(to message: ClientMessage, from connection: ClientConnection) async {
+        // Acknowledgements are written in the background; any other request first waits for them,
+        // so what it reads (status counts, what a subscription is owed) already counts them.
+        if case .ack = message {} else { await dispatcher.acknowledgementsWritten() }
         switch message {
         case .hello(let version, let id):
             if version == 1 {
@@ -139,7 +142,7 @@ extension RoutingDaemon: RequestResponder {
             bundleIdentifier: handler.bundleIdentifier,
             owner: HandlerLauncher.copyOwner(for: handler.manifest.user),
             sourceApplication: "org.docroute.open",
-            annotation: ["mailbox": .string(mailboxName), "originalFilename": .string(display), "size": .integer(file.size)])
+            annotation: [:])
         let outcome = await backend.deliver([delivery]).first
         close(file.descriptor)
         activity.delivered([delivery], outcome.map { [$0] } ?? [])

@@ -129,6 +129,7 @@ public final class RoutingDaemon: Sendable {
     public func shutdown() async {
         _ = try? notifier?.stopping()
         await server.withLockedValue { $0 }?.stop()
+        await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()
         await intake.stop()

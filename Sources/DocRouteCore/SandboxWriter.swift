@@ -55,7 +55,7 @@ public struct SandboxWriter: Sendable {
     }
 
     /// An open folder to write into.
-    public struct Folder {
+    public struct Folder: Sendable {
         /// The folder's descriptor; every name below is relative to it.
         public let descriptor: FileDescriptor
         /// The folder's path, for the ledger and for messages.

@@ -104,6 +104,42 @@ final class BenchDaemon: @unchecked Sendable {
         return count
     }
 
+    /// Watches the inbox for removals, so that ``waitUntilInboxEmpty(_:)`` need not list a folder
+    /// of thousands of entries every few milliseconds (which took a core from the daemon).
+    func watchInbox() -> Int32 {
+        let fd = inotify_init1(Int32(IN_CLOEXEC))
+        guard fd >= 0 else { return -1 }
+        guard inotify_add_watch(fd, inbox, UInt32(IN_DELETE | IN_MOVED_FROM)) >= 0 else { close(fd); return -1 }
+        return fd
+    }
+
+    /// Returns once the inbox is empty: checks the listing only when removals were reported (or
+    /// the watch overflowed) and, as a safety net, every 500 ms; `watch` comes from ``watchInbox()``
+    /// (made before the drop, so no removal is missed) and is closed here.
+    func waitUntilInboxEmpty(_ watch: Int32) {
+        defer { if watch >= 0 { close(watch) } }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var pending = inboxCount
+        while pending > 0 {
+            guard watch >= 0 else { usleep(50_000); pending = inboxCount; continue }
+            var poller = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 500) > 0 else { pending = inboxCount; continue }
+            let count = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+            guard count > 0 else { pending = inboxCount; continue }
+            var removals = 0
+            var offset = 0
+            var overflowed = false
+            while offset < count {
+                let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true } else { removals += 1 }
+                offset += MemoryLayout<inotify_event>.size + Int(event.len)
+            }
+            pending -= removals
+            // Only when the count says done (or events were lost) is the listing read to be sure.
+            if pending <= 0 || overflowed { pending = inboxCount }
+        }
+    }
+
     /// CPU time used by the daemon so far, in seconds (utime + stime from /proc).
     var cpuSeconds: Double { meter.cpuSeconds }
 

@@ -21,9 +21,10 @@ extension DocRouteBench {
                 defer { daemon.stop() }
                 try daemon.start()
                 let names = try daemon.stageFiles(files, size: 4096)
+                let watch = daemon.watchInbox()
                 let elapsed = seconds {
                     for name in names { daemon.dropStaged(name) }
-                    while daemon.inboxCount > 0 { usleep(2_000) }
+                    daemon.waitUntilInboxEmpty(watch)
                 }
                 let delivered = (try? FileManager.default.contentsOfDirectory(atPath: daemon.sandbox).count) ?? 0
                 guard delivered == files else { throw BenchError("only \(delivered) of \(files) files arrived") }
@@ -101,9 +102,10 @@ extension DocRouteBench {
                 close(copy)
             }
             unlink(daemon.root + "/cp-copy")
+            let watch = daemon.watchInbox()
             let docrouteTime = seconds {
                 daemon.dropStaged(name)
-                while daemon.inboxCount > 0 { usleep(5_000) }
+                daemon.waitUntilInboxEmpty(watch)
             }
             let mib = Double(largeMiB)
             report("one \(largeMiB) MiB file, docroute", mib / docrouteTime, unit: "MiB/s")

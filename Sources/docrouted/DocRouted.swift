@@ -64,6 +64,8 @@ struct DocRouted: AsyncParsableCommand {
             logger.critical("the socket cannot be set up: \(error)")
             throw ExitCode(1)
         }
+        let descriptors = SystemCall.raiseDescriptorLimit()
+        logger.debug("descriptor limit", metadata: ["limit": "\(descriptors)"])
         let backend = try LedgerBackend(configuration: configuration, logger: logger)
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
