@@ -16,12 +16,13 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
 	python3 inotify-tools socat systemd file debootstrap systemd-container
 
-.PHONY: help deps build release run test chaos container-test bench clean install fuzz fuzz-smoke
+.PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
+	@echo "make bench-ext4   the comparison again on a journaled ext4 image on the same disk (root)"
 	@echo "make fuzz    libFuzzer targets, FUZZ_SECONDS (default 60) each (docs/FUZZING.md)"
 	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
 
@@ -87,6 +88,14 @@ BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
 	cd "$(CURDIR)" && $$($(SWIFT) build -c release --show-bin-path)/docroute-bench all --json > "$(BENCH_JSON)"
 	@echo "figures as JSON: $(BENCH_JSON)"
+
+# The same comparison with the trees on a default (journaled) ext4 in an image file on the same disk:
+# this machine's root file system has no journal, which makes every new file cost more after many
+# removals (see bench/on-journaled-ext4.sh). Root only (loop mount).
+BENCH_EXT4_JSON ?= $(CURDIR)/.build/bench-figures-ext4.json
+bench-ext4: release
+	cd "$(CURDIR)" && bench/on-journaled-ext4.sh compare --files 10000 --rate 200 --latency-seconds 30 --backlog 10000 --idle-seconds 0 --json > "$(BENCH_EXT4_JSON)"
+	@echo "figures as JSON: $(BENCH_EXT4_JSON)"
 
 clean:
 	rm -rf .build .build-fuzz run

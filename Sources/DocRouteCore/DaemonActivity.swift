@@ -106,18 +106,27 @@ public final class DaemonActivity: Sendable {
     /// What became of a batch handed to the backend. `arrivals[i]`, when given, is where
     /// `deliveries[i]` came from (its latency starts when intake first saw it).
     func delivered(_ deliveries: [DocumentDelivery], _ outcomes: [DocumentDeliveryOutcome], arrivals: [ArrivalQueue.Arrival] = []) {
+        record(outcomes.indices.filter { $0 < deliveries.count }.map { index in
+            (deliveries[index].bundleIdentifier, outcomes[index], deliveries[index].source.size, index < arrivals.count ? arrivals[index] : nil)
+        })
+    }
+
+    /// A package document's outcome, counted like a file's (`bytes`: the whole tree's).
+    func packageDelivered(_ bundleIdentifier: String, _ outcome: DocumentDeliveryOutcome, bytes: Int64, arrival: ArrivalQueue.Arrival) {
+        record([(bundleIdentifier, outcome, bytes, arrival)])
+    }
+
+    private func record(_ outcomes: [(handler: String, outcome: DocumentDeliveryOutcome, bytes: Int64, arrival: ArrivalQueue.Arrival?)]) {
         let now = ContinuousClock.now
         let date = Date()
         var reports: [(handler: String, outcome: DeliveryMetrics.Outcome, bytes: Int64, latency: Duration?)] = []
         state.withLockedValue { state in
-            for (index, outcome) in outcomes.enumerated() where index < deliveries.count {
-                let delivery = deliveries[index]
-                let handler = delivery.bundleIdentifier
+            for (handler, outcome, bytes, arrival) in outcomes {
                 switch outcome {
                 case .committed:
                     state.tally.committed(handler, at: date)
-                    let seen = index < arrivals.count ? state.firstSeen[arrivals[index]] : nil
-                    reports.append((handler, .delivered, delivery.source.size, seen.map { $0.duration(to: now) }))
+                    let seen = arrival.flatMap { state.firstSeen[$0] }
+                    reports.append((handler, .delivered, bytes, seen.map { $0.duration(to: now) }))
                 case .alreadyDelivered:
                     reports.append((handler, .alreadyDelivered, 0, nil))
                 case .failed(let message, let retryable):

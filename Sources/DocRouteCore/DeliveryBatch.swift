@@ -241,7 +241,11 @@ public final class DeliveryBatch: Sendable {
     /// still sees that commit: a source found delivered keeps no copy.
     private func findEarlierDeliveries(_ items: inout [Item]) {
         do {
-            let earlier = try ledger.deliveredRecords(forSources: items.map { ($0.request.sourceStatus, $0.request.sourcePath) })
+            let earlier = try ledger.deliveredRecords(forSources: items.map { item in
+                // Removed meanwhile (by the batch before, which delivered it, or by its dropper)?
+                let linkCount = (try? SystemCall.status(of: item.request.source, describing: item.request.sourcePath.string))?.linkCount
+                return (item.request.sourceStatus, item.request.sourcePath, linkCount == 0)
+            })
             for (index, record) in earlier {
                 items[index].earlier = record
                 if let temporary = items[index].temporary, let folder = items[index].folder {

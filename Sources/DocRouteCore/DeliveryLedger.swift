@@ -259,17 +259,29 @@ public final class DeliveryLedger: Sendable {
 
     /// ``findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)`` for many
     /// sources in one read: the index of each source that was delivered, with its record.
-    func deliveredRecords(forSources sources: [(SystemCall.FileStatus, FilePath)]) throws -> [Int: LedgerRecord] {
+    ///
+    /// A source marked `unlinked` (its descriptor, still open, says no name is left) also matches
+    /// a delivery whose source was already removed: the inode cannot have been reused while it is
+    /// held open, so that delivery was of this very file, by a batch that committed after this one
+    /// opened it.
+    func deliveredRecords(forSources sources: [(status: SystemCall.FileStatus, path: FilePath, unlinked: Bool)]) throws -> [Int: LedgerRecord] {
         guard !sources.isEmpty else { return [:] }
         return try read("look up sources") { db in
-            let statement = try db.cachedStatement(sql: """
+            let present = try db.cachedStatement(sql: """
                 SELECT * FROM delivery
                 WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
                   AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
                 ORDER BY id DESC LIMIT 1
                 """)
+            let removed = try db.cachedStatement(sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged'
+                ORDER BY id DESC LIMIT 1
+                """)
             var found: [Int: LedgerRecord] = [:]
-            for (index, (status, path)) in sources.enumerated() {
+            for (index, (status, path, unlinked)) in sources.enumerated() {
+                let statement = unlinked ? removed : present
                 if let record = try LedgerRecord.fetchOne(statement, arguments: [
                     Int64(bitPattern: status.device), Int64(bitPattern: status.inode), status.size,
                     status.modificationTimeNanoseconds, LedgerRecord.bytes(of: path),

@@ -12,7 +12,7 @@ final class BenchDaemon: @unchecked Sendable {
     let process = Process()
 
     init(name: String) throws {
-        root = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(".build-bench/\(name)-\(getpid())")
+        root = scratchFolder(name)
         try? FileManager.default.removeItem(atPath: root)
         inbox = root + "/drop"
         stage = root + "/stage"

@@ -74,6 +74,14 @@ var binDirectory: String {
     URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
 }
 
+/// Where the benchmark trees go: `$DOCROUTE_BENCH_DIR` (another file system, such as the
+/// journaled ext4 image of bench/on-journaled-ext4.sh), or `.build-bench` in the working folder.
+func scratchFolder(_ name: String) -> String {
+    let base = ProcessInfo.processInfo.environment["DOCROUTE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(".build-bench")
+    return (base as NSString).appendingPathComponent("\(name)-\(getpid())")
+}
+
 var repositoryRoot: String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 }

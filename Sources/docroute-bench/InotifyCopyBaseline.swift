@@ -15,7 +15,7 @@ final class InotifyCopyBaseline: @unchecked Sendable {
     private var child: GroupedChild?
 
     init(name: String, script: String) throws {
-        root = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(".build-bench/\(name)-\(getpid())")
+        root = scratchFolder(name)
         try? FileManager.default.removeItem(atPath: root)
         stage = root + "/stage"
         inbox = root + "/drop"

@@ -81,6 +81,67 @@ import Glibc
         #expect(outcomes.last?.record?.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
+    /// From 16 MiB on, a second thread hashes the copy while the kernel writes it: the digest
+    /// must still be that of the whole copy, whichever way the bytes went.
+    @Test(arguments: [SandboxWriter.CopyMethod.copyFileRange, .default, .readWrite])
+    func aLargeFileHashedWhileItIsCopiedHasTheDigestOfItsBytes(method: SandboxWriter.CopyMethod) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        let size = Int(SandboxWriter.followingHashThreshold) + 8_388_609
+        let content = Fixtures.content(7, size: size)
+        try scratch.write("inbox/large.bin", content)
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), options: .init(copyMethod: method), logger: Fixtures.logger)
+
+        let outcome = batch.deliver([try inbox.request("large.bin", container: container)])[0]
+
+        #expect(outcome.error == nil)
+        let delivered = scratch.path("containers/com.example.viewer/\(mailbox)/large.bin").string
+        #expect(scratch.read("containers/com.example.viewer/\(mailbox)/large.bin") == content)
+        let sha256sum = Process()
+        sha256sum.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        sha256sum.arguments = [delivered]
+        let output = Pipe()
+        sha256sum.standardOutput = output
+        try sha256sum.run()
+        sha256sum.waitUntilExit()
+        let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+        #expect(outcome.record?.sha256 == String(expected))
+    }
+
+    /// The intake copies a batch while the one before it commits: a file in both (seen twice)
+    /// is delivered by the first, and the second drops its copy and removes nothing twice.
+    @Test func aFileInTwoOverlappingBatchesIsDeliveredOnce() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        for name in ["a.pdb", "both.pdb", "c.pdb"] { try scratch.write("inbox/\(name)", Array(name.utf8)) }
+        let ledger = try Fixtures.ledger(scratch)
+        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+
+        let first = batch.prepare([try inbox.request("a.pdb", container: container), try inbox.request("both.pdb", container: container)])
+        let second = batch.prepare([try inbox.request("both.pdb", container: container), try inbox.request("c.pdb", container: container)])
+        var firstOutcomes: [DeliveryBatch.Outcome] = []
+        var secondOutcomes: [DeliveryBatch.Outcome] = []
+        batch.complete(first) { firstOutcomes = $0 }
+        batch.complete(second) { secondOutcomes = $0 }
+
+        #expect(firstOutcomes.map { $0.record?.originalName } == ["a.pdb", "both.pdb"])
+        guard case .alreadyDelivered(let earlier) = secondOutcomes[0] else {
+            Issue.record("expected alreadyDelivered, got \(secondOutcomes[0])")
+            return
+        }
+        #expect(earlier.deliveryID == firstOutcomes[1].record?.deliveryID)
+        #expect(secondOutcomes[1].record?.originalName == "c.pdb")
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == ["a.pdb", "both.pdb", "c.pdb"])
+        #expect(scratch.list("inbox") == [])
+        #expect(try ledger.pending(bundleIdentifier: "com.example.viewer", limit: 10).map(\.originalName) == ["a.pdb", "both.pdb", "c.pdb"])
+    }
+
     /// A crash between commit and the source's removal left the source in its inbox; the intake
     /// offers it again before any recovery ran: it is removed, not delivered a second time.
     @Test func aSourceDeliveredBeforeIsRemovedNotDeliveredAgain() throws {

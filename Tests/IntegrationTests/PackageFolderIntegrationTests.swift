@@ -92,6 +92,17 @@ import Glibc
         #expect(url == "file://" + delivered, "\(String(describing: launch))")
         let containers = (try? FileManager.default.subpathsOfDirectory(atPath: harness.containers)) ?? []
         #expect(!containers.contains { $0.hasPrefix("org.docroute.textviewer") && $0.hasSuffix("TXT.rtf") }, "never broken up: \(containers)")
+
+        // Packages count in the operator's view like files.
+        try client.send(["type": "status", "id": "2"])
+        var status: [String: Any]?
+        while let message = client.readMessage() {
+            if message["type"] as? String == "status" { status = message; break }
+        }
+        let handlers = status?["handlers"] as? [[String: Any]] ?? []
+        let editor = handlers.first { $0["bundleIdentifier"] as? String == Self.editor }
+        #expect(editor?["deliveredToday"] as? Int == 2, "\(String(describing: editor))")
+        #expect(status?["deliveredSinceStart"] as? Int == 3, "two packages and the note: \(String(describing: status))")
     }
 
     @Test func aPackageNobodyClaimsIsQuarantinedWhole() throws {

@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import SystemPackage
+
+/// Hashes a copy on a thread of its own while the kernel is still writing it, a step behind the
+/// copy: a large file then costs the longer of the two, not their sum (two cores).
+///
+/// The copying thread reports each range it finished with ``copied(upTo:)`` and ends with
+/// ``finish()``; ``digest()`` waits for the hash of everything copied. What is hashed is read
+/// back from the copy, so the digest is of the bytes that landed, as with the one-thread path.
+final class CopyHashFollower: @unchecked Sendable {
+    // Everything below is guarded by `condition`.
+    private let condition = NSCondition()
+    private var copiedUpTo: Int64 = 0
+    private var copyEnded = false
+    private var outcome: Result<(digest: String, hashed: Int64), DeliveryError>?
+
+    private let destination: FileDescriptor
+    private let path: String
+
+    /// Starts the hashing thread for `destination` (readable), described as `path` in errors.
+    init(destination: FileDescriptor, path: String) {
+        self.destination = destination
+        self.path = path
+        let thread = Thread { [self] in run() }
+        thread.name = "docroute-hash"
+        thread.start()
+    }
+
+    /// Bytes `0..<offset` of the copy are written.
+    func copied(upTo offset: Int64) {
+        condition.lock()
+        copiedUpTo = offset
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The copy ended (done, or failed): the thread hashes what was reported, then stops.
+    func finish() {
+        condition.lock()
+        copyEnded = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The SHA-256 (lowercase hex) of the bytes reported copied and how many there were; waits
+    /// for the thread. Call ``finish()`` first.
+    func digest() throws -> (digest: String, hashed: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        while outcome == nil { condition.wait() }
+        return try outcome!.get()
+    }
+
+    private func run() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 4096)
+        defer { buffer.deallocate() }
+        var hash = SHA256()
+        var hashed: Int64 = 0
+        var result: Result<(digest: String, hashed: Int64), DeliveryError>
+        reading: while true {
+            condition.lock()
+            while copiedUpTo <= hashed && !copyEnded { condition.wait() }
+            let limit = copiedUpTo
+            let ended = copyEnded
+            condition.unlock()
+            if limit <= hashed && ended { break reading }
+            while hashed < limit {
+                let wanted = Int(min(Int64(buffer.count), limit - hashed))
+                do {
+                    let count = try SystemCall.read(destination, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
+                    guard count > 0 else {
+                        result = .failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))", path: path))
+                        return deliver(result)
+                    }
+                    hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    hashed += Int64(count)
+                } catch {
+                    return deliver(.failure(DeliveryLedger.ledgerError("hash the copy", error)))
+                }
+            }
+        }
+        result = .success((SandboxWriter.hex(hash.finalize()), hashed))
+        deliver(result)
+    }
+
+    private func deliver(_ result: Result<(digest: String, hashed: Int64), DeliveryError>) {
+        condition.lock()
+        outcome = result
+        condition.broadcast()
+        condition.unlock()
+    }
+}

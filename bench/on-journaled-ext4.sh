@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs `docroute-bench ARGS…` with its trees on a fresh ext4 file system made with mkfs.ext4's
+# defaults (so with a journal), in a 6 GiB image file on the same disk as the working folder,
+# loop-mounted for the run and removed after it.
+#
+# Why: this machine's root file system is ext4 *without* a journal. There the kernel, before it
+# hands out an inode, skips every inode of the block group freed in the last 30 seconds
+# (recently_deleted() in fs/ext4/ialloc.c, a scan that only journal-less ext4 does), so each new
+# file costs time in proportion to the files removed just before: exactly what an inbox that is
+# emptied as fast as it fills does. A default ext4, as Debian's installer makes it, does not.
+# Needs root (losetup, mount). Usage: bench/on-journaled-ext4.sh compare --files 10000 …
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "on-journaled-ext4.sh: needs root (it loop-mounts an image)" >&2; exit 77; }
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bin="$(cd "$here" && swift build -c release --show-bin-path)"
+work="$here/.build-bench/journaled-ext4"
+mkdir -p "$work/mnt"
+cleanup() {
+    mountpoint -q "$work/mnt" && umount "$work/mnt"
+    rm -f "$work/ext4.img"
+}
+trap cleanup EXIT
+truncate -s 6G "$work/ext4.img"
+mkfs.ext4 -q -F "$work/ext4.img"
+mount -o loop "$work/ext4.img" "$work/mnt"
+echo "benchmark trees on $(findmnt -no SOURCE,FSTYPE,OPTIONS "$work/mnt")" >&2
+cd "$here"
+DOCROUTE_BENCH_DIR="$work/mnt" "$bin/docroute-bench" "$@"
