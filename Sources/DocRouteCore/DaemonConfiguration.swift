@@ -16,6 +16,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// A node-exporter textfile-collector file (`….prom`) that docrouted keeps its metrics in;
     /// nil writes none.
     public var metricsTextfile: String? = nil
+    /// Arrivals the intake keeps in memory (`max_queued_files`); more wait in their inbox and are
+    /// found by listing it again once these are delivered.
+    public var maxQueuedFiles: Int = 16_384
     /// The file it was read from (`<embedded default>` for the built-in one).
     public var file: String
 
@@ -64,7 +67,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     static let topLevelKeys: Set<String> = [
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
-        "max_file_size", "max_unacknowledged", "max_connections", "admin_group", "metrics_textfile", "inbox",
+        "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -116,6 +119,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             maxConnections: Int(try integer("max_connections", default: 256, minimum: 1)),
             adminGroup: try string("admin_group", in: table),
             inboxes: [], file: file)
+        configuration.maxQueuedFiles = Int(try integer("max_queued_files", default: 16_384, minimum: Int64(IntakePipeline.batchLimit)))
         if table["metrics_textfile"] != nil {
             let textfile = try path("metrics_textfile", in: table, default: nil)
             guard !textfile.hasSuffix("/") else {

@@ -30,6 +30,9 @@ public final class DeliveryMetrics: Sendable {
         case overflow
         /// An inbox folder was removed and has been created and watched again.
         case inboxRecreated = "inbox_recreated"
+        /// More files arrived than the intake keeps in memory; the rest are found by listing the
+        /// inboxes again once the files in hand are delivered.
+        case backlog
     }
 
     /// Metric names, all prefixed `docroute_`.

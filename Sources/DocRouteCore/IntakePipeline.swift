@@ -38,6 +38,10 @@ actor IntakePipeline {
     static let batchesInFlightLimit = 2
     var batchesInFlight = 0
     var batchSlotWaiter: CheckedContinuation<Void, Never>?
+    /// Arrivals were turned away because the queue held `max_queued_files` already (so a burst of
+    /// 100,000 files does not make the daemon's memory grow with it): list the inboxes once the
+    /// queue drains. The files wait in their inbox meanwhile; nothing is lost.
+    var backlogLeftInInboxes = false
 
     init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, activity: DaemonActivity, logger: Logger) {
         self.activity = activity
@@ -85,10 +89,25 @@ actor IntakePipeline {
                 await process(queue.pop(limit: Self.batchLimit))
             }
             if stopped { return }
+            // Listed only once nothing is in flight, so the listing does not find files that are
+            // being delivered (they would be opened again only to be found delivered).
+            if backlogLeftInInboxes && batchesInFlight == 0 {
+                backlogLeftInInboxes = false
+                // The last batch's sources are removed after its commit: let that finish first.
+                await backend.settle()
+                if stopped { return }
+                logger.info("listing the inboxes again for the files left waiting there (more arrived than max_queued_files, \(configuration.maxQueuedFiles))")
+                for index in configuration.inboxes.indices { scanInbox(index) }
+                activity.rescanned(.backlog)
+            }
         }
     }
 
     func enqueue(_ arrival: ArrivalQueue.Arrival) {
+        guard queue.count < configuration.maxQueuedFiles else {
+            backlogLeftInInboxes = true
+            return
+        }
         if queue.push(arrival) { activity.queued(arrival) }
         wakeContinuation.yield()
     }
@@ -299,6 +318,7 @@ actor IntakePipeline {
     func finish(_ batch: [ArrivalQueue.Arrival], deliveries: [DocumentDelivery], arrivals: [ArrivalQueue.Arrival],
                 outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant) async {
         releaseBatchSlot()
+        if backlogLeftInInboxes && batchesInFlight == 0 { wakeContinuation.yield() }
         defer { activity.settled(batch) }
         activity.delivered(deliveries, outcomes, arrivals: arrivals)
         logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])

@@ -67,6 +67,34 @@ struct KernelSetting {
         #expect(mismatched.isEmpty, "byte for byte: \(mismatched.prefix(5))")
     }
 
+    /// The daemon's own limit: no more than `max_queued_files` arrivals are held in memory; the
+    /// rest wait in the inbox and are found by listing it again once those are delivered.
+    @Test func moreFilesThanTheQueueHoldsWaitInTheInboxAndAllArrive() throws {
+        let harness = try DaemonHarness(extraConfig: "max_queued_files = 300")
+        defer { harness.remove() }
+        try harness.start()
+        let count = 1500
+        var expected: [String: [UInt8]] = [:]
+        for index in 0..<count {
+            expected["queued\(index).pdb"] = Array("HEADER    QUEUED \(index)\n".utf8) + DeliveryIntegrationTests.pdb
+        }
+        // Stopped, the daemon finds all 1,500 events at once when it goes on.
+        harness.signal(SIGSTOP)
+        for (name, bytes) in expected { try harness.drop(name, bytes) }
+        harness.signal(SIGCONT)
+        let sandbox = harness.sandbox(Self.molecules)
+        let delivered = harness.waitUntil(timeout: 180) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []).filter { !$0.hasPrefix(".") }.count >= count
+        }
+        #expect(delivered, "\(harness.daemonLog.suffix(3000))")
+        #expect(harness.waitForInboxDrained(timeout: 30))
+        #expect(harness.daemonLog.contains("listing the inboxes again for the files left waiting there"), "\(harness.daemonLog.suffix(2000))")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox)
+        #expect(Set(files) == Set(expected.keys), "each file exactly once; extra: \(Set(files).subtracting(expected.keys).sorted().prefix(5))")
+        let mismatched = expected.filter { FileManager.default.contents(atPath: sandbox + "/" + $0.key) != Data($0.value) }.map(\.key)
+        #expect(mismatched.isEmpty, "byte for byte: \(mismatched.prefix(5))")
+    }
+
     /// The watch limit is lowered for the daemon alone: it runs in a user namespace of its own whose
     /// user.max_inotify_watches is 10, the same ENOSPC as a lowered fs.inotify.max_user_watches, so
     /// no other process on the machine (root's, other tests' daemons) loses its watches meanwhile.
