@@ -2,12 +2,15 @@ import Crypto
 import Foundation
 import SystemPackage
 
-/// Hashes a copy on a thread of its own while the kernel is still writing it, a step behind the
-/// copy: a large file then costs the longer of the two, not their sum (two cores).
+/// Hashes a large file on a thread of its own while the kernel copies it, a step behind the copy:
+/// the file then costs the longer of the two, not their sum (two cores).
 ///
 /// The copying thread reports each range it finished with ``copied(upTo:)`` and ends with
-/// ``finish()``; ``digest()`` waits for the hash of everything copied. What is hashed is read
-/// back from the copy, so the digest is of the bytes that landed, as with the one-thread path.
+/// ``finish()``; ``digest()`` waits for the hash of everything copied. The bytes hashed are read
+/// from the descriptor the kernel copies from, not back from the copy: reading a copy while it is
+/// being written back to disk made a 1 GiB delivery's copy step 2.7 s instead of 1.0 s here. The
+/// source is checked unchanged after the copy (size, modification time), and recovery compares a
+/// copy with its recorded digest before it trusts it.
 final class CopyHashFollower: @unchecked Sendable {
     // Everything below is guarded by `condition`.
     private let condition = NSCondition()
@@ -15,12 +18,12 @@ final class CopyHashFollower: @unchecked Sendable {
     private var copyEnded = false
     private var outcome: Result<(digest: String, hashed: Int64), DeliveryError>?
 
-    private let destination: FileDescriptor
+    private let source: FileDescriptor
     private let path: String
 
-    /// Starts the hashing thread for `destination` (readable), described as `path` in errors.
-    init(destination: FileDescriptor, path: String) {
-        self.destination = destination
+    /// Starts the hashing thread for `source`, described as `path` in errors.
+    init(source: FileDescriptor, path: String) {
+        self.source = source
         self.path = path
         let thread = Thread { [self] in run() }
         thread.name = "docroute-hash"
@@ -68,7 +71,7 @@ final class CopyHashFollower: @unchecked Sendable {
             while hashed < limit {
                 let wanted = Int(min(Int64(buffer.count), limit - hashed))
                 do {
-                    let count = try SystemCall.read(destination, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
+                    let count = try SystemCall.read(source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
                     guard count > 0 else {
                         result = .failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))", path: path))
                         return deliver(result)

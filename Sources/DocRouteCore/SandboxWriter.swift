@@ -35,8 +35,9 @@ public struct SandboxWriter: Sendable {
         /// files (one read, one write, no second pass).
         case readWrite
         /// `copy_file_range` in the kernel (a reflink where the file system can), then the copy is
-        /// read back from the page cache to hash it; falls back to `readWrite` where the kernel
-        /// refuses. Fastest for large files: the bytes cross into user space once, not twice.
+        /// read back from the page cache to hash it (from 16 MiB on, the source is hashed by a
+        /// second thread while the kernel copies: ``CopyHashFollower``); falls back to
+        /// `readWrite` where the kernel refuses. Fastest for large files.
         case copyFileRange
         /// `readWrite` below `threshold` bytes, `copyFileRange` from there on. The default, with
         /// 1 MiB (see the measurements in the project's notes).
@@ -319,7 +320,7 @@ public struct SandboxWriter: Sendable {
         buffer: UnsafeMutableRawBufferPointer
     ) throws -> String {
         // A large copy is hashed by a second thread as it grows; a small one afterwards, here.
-        let follower = size >= Self.followingHashThreshold ? CopyHashFollower(destination: destination, path: destinationPath) : nil
+        let follower = size >= Self.followingHashThreshold ? CopyHashFollower(source: source, path: sourcePath) : nil
         var offset: Int64 = 0
         do {
             defer { follower?.finish() }
@@ -359,8 +360,8 @@ public struct SandboxWriter: Sendable {
         return Self.hex(hash.finalize())
     }
 
-    /// From this size on, the copy is hashed by a second thread while it is made (measured: a
-    /// 1 GiB file at 0.58 of `cp` hashed afterwards).
+    /// From this size on, the file is hashed by a second thread while it is copied (a 1 GiB file
+    /// read back and hashed after its copy went at 0.58 of `cp`'s speed).
     static let followingHashThreshold: Int64 = 16 << 20
     /// How much the kernel copies between two reports to the hashing thread.
     static let followingHashStep: Int64 = 8 << 20

@@ -95,7 +95,7 @@ extension DocRouteBench {
             // alternates so that neither side always comes second.
             func settle() {
                 flushDirtyPages()
-                sleep(2)
+                sleep(8)
             }
             for round in 0..<3 {
                 // Two sources alike, one for each side (a hard link would be quarantined).

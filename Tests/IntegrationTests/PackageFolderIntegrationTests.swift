@@ -105,6 +105,46 @@ import Glibc
         #expect(status?["deliveredSinceStart"] as? Int == 3, "two packages and the note: \(String(describing: status))")
     }
 
+    /// Packages renamed into the inbox while the daemon is killed at random moments: each
+    /// arrives whole exactly once, no temporary folder is left, the inbox is emptied.
+    @Test func packagesSurviveKillsAtRandomMoments() throws {
+        let harness = try makeHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let count = 24
+        let restarts = 3
+        var built: [(name: String, path: String)] = []
+        var expected: [String: [String: Data?]] = [:]
+        for index in 0..<count {
+            let name = "Report\(index).rtfd"
+            let path = try buildPackage(harness, name, text: "{\\rtf1 report \(index)}\n")
+            expected[name] = tree(path)
+            built.append((name, path))
+        }
+        var next = 0
+        for round in 0..<restarts {
+            let share = (count - next) / (restarts - round)
+            for (name, path) in built[next..<(next + share)] { #expect(rename(path, harness.inbox + "/" + name) == 0) }
+            next += share
+            usleep(useconds_t.random(in: 1_000...150_000))
+            harness.crash()
+            try harness.start()
+        }
+        for (name, path) in built[next...] { #expect(rename(path, harness.inbox + "/" + name) == 0) }
+
+        let sandbox = harness.sandbox(Self.editor)
+        let arrived = harness.waitUntil(timeout: 120) {
+            Set((try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []).isSuperset(of: expected.keys)
+        }
+        #expect(arrived, "\(harness.daemonLog.suffix(3000))")
+        #expect(harness.waitForInboxDrained(timeout: 30), "every source tree removed once its copy is committed")
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []
+        #expect(Set(entries) == Set(expected.keys), "each package exactly once, no temporary left: \(Set(entries).subtracting(expected.keys).sorted())")
+        for (name, files) in expected {
+            #expect(tree(sandbox + "/" + name) == files, "\(name) whole, byte for byte")
+        }
+    }
+
     @Test func aPackageNobodyClaimsIsQuarantinedWhole() throws {
         let harness = try makeHarness()
         defer { harness.remove() }
