@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include "CDocRouteShim.h"
 
 #include <errno.h>
@@ -72,3 +73,12 @@ const uint32_t docroute_in_excl_unlink = IN_EXCL_UNLINK;
 
 int docroute_set_fs_uid(uint32_t uid) { return setfsuid(uid); }
 int docroute_set_fs_gid(uint32_t gid) { return setfsgid(gid); }
+
+int docroute_limit_malloc_arenas(int count) {
+#ifdef __GLIBC__
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
+}

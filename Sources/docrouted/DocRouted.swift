@@ -27,6 +27,7 @@ struct DocRouted: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
+        SystemCall.limitMallocArenas()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
         // action); it would only ask for a reload of what is being loaded anyway.
         signal(SIGHUP, SIG_IGN)

@@ -104,9 +104,12 @@ import Testing
         // The first change writes at once (taking whatever came before the write began), the rest
         // at most one interval later. Polled, not slept: a loaded machine may run the write late.
         let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-        while (try? String(contentsOfFile: path, encoding: .utf8)) != "docroute_test_total 200\n" && ContinuousClock.now < deadline {
+        // The count goes up just after the file is renamed into place: wait for both.
+        while ((try? String(contentsOfFile: path, encoding: .utf8)) != "docroute_test_total 200\n" || writer.writeCount == 0)
+            && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
+        try await Task.sleep(for: .milliseconds(50))
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "docroute_test_total 200\n")
         let burst = writer.writeCount
         #expect((1...2).contains(burst), "200 changes in a burst: \(burst) writes")

@@ -24,6 +24,10 @@ ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
 /// copy_file_range(2) with explicit offsets (either may be NULL to use and advance the file position).
 ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
 
+/// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas (glibc makes up to eight per core,
+/// one per allocating thread, each keeping what it freed). Returns 1 on success.
+int docroute_limit_malloc_arenas(int count);
+
 /// syncfs(2): writes back everything dirty on the file system holding `fd`, in one call.
 /// Needs _GNU_SOURCE, which Swift's Glibc import does not define.
 int docroute_syncfs(int fd);

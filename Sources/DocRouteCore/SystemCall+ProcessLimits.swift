@@ -1,3 +1,4 @@
+import CDocRouteShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,5 +21,12 @@ extension SystemCall {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return wanted }
         }
         return UInt(limit.rlim_cur)
+    }
+
+    /// Two malloc arenas at most. glibc gives each thread that allocates an arena of its own (up
+    /// to eight per core), and each keeps what it freed: with the delivery, copy, ledger and
+    /// event-loop threads, megabytes stay resident after a burst for nothing. Call it first thing.
+    public static func limitMallocArenas(_ count: Int32 = 2) {
+        _ = docroute_limit_malloc_arenas(count)
     }
 }
