@@ -40,12 +40,31 @@ struct KernelSetting {
         try setting.set(16)
         try harness.start()
         setting.restore()
-        let count = 2000
+        // Stopped, the daemon reads nothing, so a queue of 16 events overflows for sure.
+        try dropWhileStoppedThenExpectEachOnce(harness, count: 2000, prefix: "burst")
+        let log = harness.daemonLog
+        #expect(log.contains("inotify queue overflowed") && log.contains("rescanning"),
+                "a clear line about the overflow and the rescan: \(log.suffix(2000))")
+    }
+
+    /// The daemon's own limit: no more than `max_queued_files` arrivals are held in memory; the
+    /// rest wait in the inbox and are found by listing it again once those are delivered.
+    @Test func moreFilesThanTheQueueHoldsWaitInTheInboxAndAllArrive() throws {
+        let harness = try DaemonHarness(extraConfig: "max_queued_files = 300")
+        defer { harness.remove() }
+        try harness.start()
+        // Stopped, the daemon finds all 1,500 events at once when it goes on.
+        try dropWhileStoppedThenExpectEachOnce(harness, count: 1500, prefix: "queued")
+        #expect(harness.daemonLog.contains("listing the inboxes again for the files left waiting there"), "\(harness.daemonLog.suffix(2000))")
+    }
+
+    /// Drops `count` distinct files while the daemon is stopped (SIGSTOP), lets it go on, and
+    /// checks that each arrives exactly once, byte for byte, and that the inbox is emptied.
+    func dropWhileStoppedThenExpectEachOnce(_ harness: DaemonHarness, count: Int, prefix: String) throws {
         var expected: [String: [UInt8]] = [:]
         for index in 0..<count {
-            expected["burst\(index).pdb"] = Array("HEADER    BURST \(index)\n".utf8) + DeliveryIntegrationTests.pdb
+            expected["\(prefix)\(index).pdb"] = Array("HEADER    \(prefix.uppercased()) \(index)\n".utf8) + DeliveryIntegrationTests.pdb
         }
-        // Stopped, the daemon reads nothing, so a queue of 16 events overflows for sure.
         harness.signal(SIGSTOP)
         for (name, bytes) in expected { try harness.drop(name, bytes) }
         harness.signal(SIGCONT)
@@ -55,42 +74,8 @@ struct KernelSetting {
         }
         #expect(delivered, "\(harness.daemonLog.suffix(3000))")
         #expect(harness.waitForInboxDrained(timeout: 30), "every source removed once its copy is committed")
-        let log = harness.daemonLog
-        #expect(log.contains("inotify queue overflowed") && log.contains("rescanning"),
-                "a clear line about the overflow and the rescan: \(log.suffix(2000))")
         let files = try FileManager.default.contentsOfDirectory(atPath: sandbox)
         #expect(Set(files) == Set(expected.keys), "each file exactly once under its own name; extra: \(Set(files).subtracting(expected.keys).sorted().prefix(5))")
-        var mismatched: [String] = []
-        for (name, bytes) in expected where FileManager.default.contents(atPath: sandbox + "/" + name) != Data(bytes) {
-            mismatched.append(name)
-        }
-        #expect(mismatched.isEmpty, "byte for byte: \(mismatched.prefix(5))")
-    }
-
-    /// The daemon's own limit: no more than `max_queued_files` arrivals are held in memory; the
-    /// rest wait in the inbox and are found by listing it again once those are delivered.
-    @Test func moreFilesThanTheQueueHoldsWaitInTheInboxAndAllArrive() throws {
-        let harness = try DaemonHarness(extraConfig: "max_queued_files = 300")
-        defer { harness.remove() }
-        try harness.start()
-        let count = 1500
-        var expected: [String: [UInt8]] = [:]
-        for index in 0..<count {
-            expected["queued\(index).pdb"] = Array("HEADER    QUEUED \(index)\n".utf8) + DeliveryIntegrationTests.pdb
-        }
-        // Stopped, the daemon finds all 1,500 events at once when it goes on.
-        harness.signal(SIGSTOP)
-        for (name, bytes) in expected { try harness.drop(name, bytes) }
-        harness.signal(SIGCONT)
-        let sandbox = harness.sandbox(Self.molecules)
-        let delivered = harness.waitUntil(timeout: 180) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []).filter { !$0.hasPrefix(".") }.count >= count
-        }
-        #expect(delivered, "\(harness.daemonLog.suffix(3000))")
-        #expect(harness.waitForInboxDrained(timeout: 30))
-        #expect(harness.daemonLog.contains("listing the inboxes again for the files left waiting there"), "\(harness.daemonLog.suffix(2000))")
-        let files = try FileManager.default.contentsOfDirectory(atPath: sandbox)
-        #expect(Set(files) == Set(expected.keys), "each file exactly once; extra: \(Set(files).subtracting(expected.keys).sorted().prefix(5))")
         let mismatched = expected.filter { FileManager.default.contents(atPath: sandbox + "/" + $0.key) != Data($0.value) }.map(\.key)
         #expect(mismatched.isEmpty, "byte for byte: \(mismatched.prefix(5))")
     }
