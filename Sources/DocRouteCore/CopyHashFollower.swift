@@ -60,7 +60,6 @@ final class CopyHashFollower: @unchecked Sendable {
         defer { buffer.deallocate() }
         var hash = SHA256()
         var hashed: Int64 = 0
-        var result: Result<(digest: String, hashed: Int64), DeliveryError>
         reading: while true {
             condition.lock()
             while copiedUpTo <= hashed && !copyEnded { condition.wait() }
@@ -73,8 +72,7 @@ final class CopyHashFollower: @unchecked Sendable {
                 do {
                     let count = try SystemCall.read(source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
                     guard count > 0 else {
-                        result = .failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))", path: path))
-                        return deliver(result)
+                        return deliver(.failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))", path: path)))
                     }
                     hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                     hashed += Int64(count)
@@ -83,8 +81,7 @@ final class CopyHashFollower: @unchecked Sendable {
                 }
             }
         }
-        result = .success((SandboxWriter.hex(hash.finalize()), hashed))
-        deliver(result)
+        deliver(.success((SandboxWriter.hex(hash.finalize()), hashed)))
     }
 
     private func deliver(_ result: Result<(digest: String, hashed: Int64), DeliveryError>) {

@@ -107,23 +107,23 @@ public final class DaemonActivity: Sendable {
     /// `deliveries[i]` came from (its latency starts when intake first saw it).
     func delivered(_ deliveries: [DocumentDelivery], _ outcomes: [DocumentDeliveryOutcome], arrivals: [ArrivalQueue.Arrival] = []) {
         record(outcomes.indices.filter { $0 < deliveries.count }.map { index in
-            (deliveries[index].bundleIdentifier, outcomes[index], deliveries[index].source.size, index < arrivals.count ? arrivals[index] : nil)
+            (deliveries[index].bundleIdentifier, outcomes[index], index < arrivals.count ? arrivals[index] : nil)
         })
     }
 
-    /// A package document's outcome, counted like a file's (`bytes`: the whole tree's).
-    func packageDelivered(_ bundleIdentifier: String, _ outcome: DocumentDeliveryOutcome, bytes: Int64, arrival: ArrivalQueue.Arrival) {
-        record([(bundleIdentifier, outcome, bytes, arrival)])
+    /// A package document's outcome, counted like a file's.
+    func packageDelivered(_ bundleIdentifier: String, _ outcome: DocumentDeliveryOutcome, arrival: ArrivalQueue.Arrival) {
+        record([(bundleIdentifier, outcome, arrival)])
     }
 
-    private func record(_ outcomes: [(handler: String, outcome: DocumentDeliveryOutcome, bytes: Int64, arrival: ArrivalQueue.Arrival?)]) {
+    private func record(_ outcomes: [(handler: String, outcome: DocumentDeliveryOutcome, arrival: ArrivalQueue.Arrival?)]) {
         let now = ContinuousClock.now
         let date = Date()
         var reports: [(handler: String, outcome: DeliveryMetrics.Outcome, bytes: Int64, latency: Duration?)] = []
         state.withLockedValue { state in
-            for (handler, outcome, bytes, arrival) in outcomes {
+            for (handler, outcome, arrival) in outcomes {
                 switch outcome {
-                case .committed:
+                case .committed(_, _, _, let bytes):
                     state.tally.committed(handler, at: date)
                     let seen = arrival.flatMap { state.firstSeen[$0] }
                     reports.append((handler, .delivered, bytes, seen.map { $0.duration(to: now) }))

@@ -79,16 +79,6 @@ public final class DeliveryBatch: Sendable {
         deliver(requests, stoppingAfter: nil)
     }
 
-    /// ``deliver(_:)``, handing the outcomes to `committed` as soon as the ledger commit is
-    /// durable, before the sources are removed from their inboxes: a handler hears of its
-    /// documents one step sooner. Until the removal finishes (before this returns), a source may
-    /// still be seen in its inbox; delivering it again finds it already delivered and removes it.
-    public func deliver(_ requests: [Request], committed: @escaping ([Outcome]) -> Void) {
-        serial.withLock { _ in
-            _ = run(requests, stoppingAfter: .removeSources, beforePlacing: nil, committed: committed)
-        }
-    }
-
     /// The first half of a delivery, steps 1 and 2: the copies made durable under temporary
     /// names, nothing in the ledger yet. It takes no lock, so the next batch can be copied on one
     /// thread while the previous one waits on its flushes in ``complete(_:committed:)`` on another.
@@ -98,8 +88,10 @@ public final class DeliveryBatch: Sendable {
     }
 
     /// The second half, steps 0 and 3 to 6, run one batch at a time in the order the batches
-    /// were prepared; hands the outcomes to `committed` as ``deliver(_:committed:)`` does. A
-    /// source delivered meanwhile by an earlier batch (the same file seen twice) is found here,
+    /// were prepared. The outcomes go to `committed` as soon as the ledger commit is durable,
+    /// before the sources are removed from their inboxes: a handler hears of its documents one
+    /// step sooner (a source still seen in its inbox meanwhile is found delivered and removed).
+    /// A source delivered meanwhile by an earlier batch (the same file seen twice) is found here,
     /// its fresh copy dropped.
     public func complete(_ batch: PreparedBatch, committed: @escaping ([Outcome]) -> Void) {
         serial.withLock { _ in
@@ -163,10 +155,9 @@ public final class DeliveryBatch: Sendable {
         }
     }
 
-    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
-                     committed: (([Outcome]) -> Void)? = nil) -> [Outcome] {
+    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?) -> [Outcome] {
         guard !requests.isEmpty else { return [] }
-        return complete(prepare(requests, stoppingAfter: lastStep), stoppingAfter: lastStep, beforePlacing: beforePlacing, committed: committed)
+        return complete(prepare(requests, stoppingAfter: lastStep), stoppingAfter: lastStep, beforePlacing: beforePlacing)
     }
 
     private func prepare(_ requests: [Request], stoppingAfter lastStep: Step) -> PreparedBatch {

@@ -62,13 +62,8 @@ public final class DeliveryMetrics: Sendable {
     /// The factory that makes this instance's instruments (and, in docrouted, everyone's).
     public let factory: PrometheusMetricsFactory
 
-    private struct Instruments {
-        var counters: [String: CoreMetrics.Counter] = [:]
-        var gauges: [String: CoreMetrics.Gauge] = [:]
-        var timers: [String: CoreMetrics.Timer] = [:]
-    }
-
-    private let instruments = NIOLockedValueBox(Instruments())
+    /// Instruments already made, by kind, name and labels: each is made once and reused.
+    private let instruments = NIOLockedValueBox([String: any AnyObject & Sendable]())
 
     /// Creates the instruments' registry and factory, with latency buckets suited to file delivery
     /// (a few milliseconds for a small durable copy, up to minutes for a slow handler's answer).
@@ -162,33 +157,27 @@ public final class DeliveryMetrics: Sendable {
         return max(0, seconds) &* 1_000_000_000 &+ max(0, attoseconds / 1_000_000_000)
     }
 
-    private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
-        let key = Self.key(name, labels)
+    private func instrument<Instrument: AnyObject & Sendable>(
+        _ name: String, _ labels: [(String, String)], make: () -> Instrument
+    ) -> Instrument {
+        let key = "\(Instrument.self) " + Self.key(name, labels)
         return instruments.withLockedValue { made in
-            if let existing = made.counters[key] { return existing }
-            let counter = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
-            made.counters[key] = counter
-            return counter
+            if let existing = made[key] as? Instrument { return existing }
+            let instrument = make()
+            made[key] = instrument
+            return instrument
         }
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        instrument(name, labels) { CoreMetrics.Counter(label: name, dimensions: labels, factory: factory) }
     }
 
     private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
-        let key = Self.key(name, labels)
-        return instruments.withLockedValue { made in
-            if let existing = made.gauges[key] { return existing }
-            let gauge = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
-            made.gauges[key] = gauge
-            return gauge
-        }
+        instrument(name, labels) { CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory) }
     }
 
     private func timer(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Timer {
-        let key = Self.key(name, labels)
-        return instruments.withLockedValue { made in
-            if let existing = made.timers[key] { return existing }
-            let timer = CoreMetrics.Timer(label: name, dimensions: labels, factory: factory)
-            made.timers[key] = timer
-            return timer
-        }
+        instrument(name, labels) { CoreMetrics.Timer(label: name, dimensions: labels, factory: factory) }
     }
 }

@@ -53,7 +53,7 @@ public struct DocumentDelivery: Sendable {
 /// What became of one ``DocumentDelivery``.
 public enum DocumentDeliveryOutcome: Sendable {
     /// Durable in the sandbox and in the ledger; the source is removed.
-    case committed(deliveryID: String, finalPath: String, sequence: Int64)
+    case committed(deliveryID: String, finalPath: String, sequence: Int64, size: Int64)
     /// This very source was delivered and committed before (a crash had left it in its inbox);
     /// it was removed now instead of being delivered twice. Nothing new is owed.
     case alreadyDelivered(deliveryID: String)

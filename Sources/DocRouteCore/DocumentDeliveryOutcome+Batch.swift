@@ -3,7 +3,8 @@ extension DocumentDeliveryOutcome {
     init(_ outcome: DeliveryBatch.Outcome) {
         switch outcome {
         case .committed(let record):
-            self = .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "", sequence: record.sequence)
+            self = .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "",
+                              sequence: record.sequence, size: record.size ?? 0)
         case .alreadyDelivered(let record):
             self = .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
         case .failed(let error):

@@ -201,7 +201,7 @@ extension IntakePipeline {
             let delivery = deliveries[index]
             close(delivery.source.descriptor)
             switch outcome {
-            case .committed(let deliveryID, let finalPath, _):
+            case .committed(let deliveryID, let finalPath, _, _):
                 deliveredCount += 1
                 touched.insert(delivery.bundleIdentifier)
                 logger.info("delivered", metadata: [

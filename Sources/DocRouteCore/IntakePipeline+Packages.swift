@@ -36,8 +36,7 @@ extension IntakePipeline {
 
     /// Routes a package folder like a file (its type from its name, its handler by selection) and
     /// delivers it whole, or quarantines it whole when nobody claims it.
-    ///
-    /// (The size for the metrics is read from the delivered copy, the source tree being gone.)
+
     func deliverPackage(_ arrival: ArrivalQueue.Arrival, in folderFD: Int32, snapshot: RoutingDaemon.Routing) async {
         let inbox = configuration.inboxes[arrival.folder.inbox]
         let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
@@ -58,9 +57,9 @@ extension IntakePipeline {
             contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
             sourceApplication: inbox.sourceApplication)
         let outcome = await backend.deliverPackage(request)
-        activity.packageDelivered(handler.bundleIdentifier, outcome, bytes: Self.deliveredSize(outcome), arrival: arrival)
+        activity.packageDelivered(handler.bundleIdentifier, outcome, arrival: arrival)
         switch outcome {
-        case .committed(let deliveryID, let finalPath, _):
+        case .committed(let deliveryID, let finalPath, _, _):
             deliveredCount += 1
             attempts[arrival] = nil
             logger.info("delivered", metadata: [
@@ -77,19 +76,5 @@ extension IntakePipeline {
             ])
             if retryable { scheduleRetry(arrival) }
         }
-    }
-
-    /// Bytes of the regular files of a committed package copy, for the metrics; links are not
-    /// followed, and 0 when nothing was committed.
-    static func deliveredSize(_ outcome: DocumentDeliveryOutcome) -> Int64 {
-        guard case .committed(_, let finalPath, _) = outcome,
-              let walker = FileManager.default.enumerator(atPath: finalPath) else { return 0 }
-        var total: Int64 = 0
-        while walker.nextObject() != nil {
-            if walker.fileAttributes?[.type] as? FileAttributeType == .typeRegular {
-                total += (walker.fileAttributes?[.size] as? NSNumber)?.int64Value ?? 0
-            }
-        }
-        return total
     }
 }

@@ -327,7 +327,7 @@ actor IntakePipeline {
             let delivery = deliveries[index]
             close(delivery.source.descriptor)
             switch outcome {
-            case .committed(let deliveryID, let finalPath, _):
+            case .committed(let deliveryID, let finalPath, _, _):
                 deliveredCount += 1
                 attempts[arrivals[index]] = nil
                 touched.insert(delivery.bundleIdentifier)

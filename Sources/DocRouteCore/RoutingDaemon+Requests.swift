@@ -147,7 +147,7 @@ extension RoutingDaemon: RequestResponder {
         close(file.descriptor)
         activity.delivered([delivery], outcome.map { [$0] } ?? [])
         switch outcome {
-        case .committed(let deliveryID, _, _):
+        case .committed(let deliveryID, _, _, _):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
             await dispatcher.committed(bundleIdentifier: handler.bundleIdentifier)
         case .failed(let message, _):
