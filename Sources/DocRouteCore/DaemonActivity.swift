@@ -96,6 +96,12 @@ public final class DaemonActivity: Sendable {
         textfile?.changed()
     }
 
+    /// Delivered sources taken out of their inboxes and not yet freed (see ``SourceReclaimer``).
+    func sourcesToReclaim(_ count: Int) {
+        metrics.sourcesToReclaim(count)
+        textfile?.changed()
+    }
+
     /// An inbox listing finished (it queued what it found): the files waiting now are a scan's.
     func rescanned(_ reason: DeliveryMetrics.RescanReason) {
         state.withLockedValue { $0.intake?.phase = "scan" }

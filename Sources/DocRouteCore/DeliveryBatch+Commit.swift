@@ -40,8 +40,9 @@ extension DeliveryBatch {
 
     // MARK: (f) remove sources
 
-    /// Removes each committed source if its inbox name still holds the very file that was copied
-    /// (same device, inode, size and modification time), then syncs each inbox folder once and
+    /// Takes each committed source out of its inbox if its inbox name still holds the very file
+    /// that was copied (same device, inode, size and modification time): renamed aside to be
+    /// freed later by the ``SourceReclaimer``, or removed. Then syncs each inbox folder once and
     /// notes the removals in the ledger. Failures here are logged, never reported as failed
     /// deliveries: the copy is committed, and recovery or the intake's ``DeliveryLedger/findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)``
     /// removes a source left behind.
@@ -61,7 +62,11 @@ extension DeliveryBatch {
                    found.size == request.sourceStatus.size,
                    found.modificationTimeNanoseconds == request.sourceStatus.modificationTimeNanoseconds
                 {
-                    try SystemCall.unlink(request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string)
+                    if let reclaimer {
+                        _ = try reclaimer.takeAside(request.sourceName, in: request.sourceDirectory, device: found.device, describing: request.sourcePath.string)
+                    } else {
+                        try SystemCall.unlink(request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string)
+                    }
                     let folder = request.sourceDirectory.rawValue
                     if removedIn[folder] == nil { folderOrder.append(folder) }
                     removedIn[folder, default: []].append(index)

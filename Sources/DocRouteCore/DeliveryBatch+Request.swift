@@ -105,6 +105,16 @@ extension DeliveryBatch {
             self.partPath = partPath
         }
 
+        /// Whether the source still has a name, and (for an inbox file) its inbox name still holds
+        /// it. `false` once the batch before took it out of its inbox (renamed aside or removed),
+        /// or its dropper did.
+        var isStillInItsInbox: Bool {
+            guard let opened = try? SystemCall.status(of: source, describing: sourcePath.string), opened.linkCount > 0 else { return false }
+            if keepSource { return true }
+            guard let named = try? SystemCall.status(of: sourceName, in: sourceDirectory, describing: sourcePath.string) else { return false }
+            return named.isSameFile(as: sourceStatus)
+        }
+
         /// The name the copy starts from.
         var sandboxName: SandboxName {
             if let originalName {

@@ -56,15 +56,19 @@ public final class DeliveryBatch: Sendable {
     /// The tuning in effect.
     public let options: Options
     let writer: SandboxWriter
+    /// Where committed sources go to be freed later; `nil`: they are removed at once.
+    let reclaimer: SourceReclaimer?
     let logger: Logger
     let serial = Mutex(())
 
     /// Creates a batch deliverer writing to `ledger`.
     /// `folderMode` is given to sandbox folders the batch creates (0o770 when docrouted is not
-    /// root and reaches handlers' folders through their group).
-    public init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o750, logger: Logger) {
+    /// root and reaches handlers' folders through their group). With a `reclaimer`, delivered
+    /// sources are renamed aside and freed later (see ``SourceReclaimer``).
+    public init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o750, reclaimer: SourceReclaimer? = nil, logger: Logger) {
         self.ledger = ledger
         self.options = options
+        self.reclaimer = reclaimer
         var writer = SandboxWriter(copyMethod: options.copyMethod)
         writer.folderMode = folderMode
         self.writer = writer
@@ -233,9 +237,10 @@ public final class DeliveryBatch: Sendable {
     private func findEarlierDeliveries(_ items: inout [Item]) {
         do {
             let earlier = try ledger.deliveredRecords(forSources: items.map { item in
-                // Removed meanwhile (by the batch before, which delivered it, or by its dropper)?
-                let linkCount = (try? SystemCall.status(of: item.request.source, describing: item.request.sourcePath.string))?.linkCount
-                return (item.request.sourceStatus, item.request.sourcePath, linkCount == 0)
+                // Taken out of its inbox meanwhile (by the batch before, which delivered it and
+                // renamed it aside or removed it, or by its dropper)? Only then may a delivery whose
+                // source is marked removed be this very file (see deliveredRecords(forSources:)).
+                (item.request.sourceStatus, item.request.sourcePath, !item.request.isStillInItsInbox)
             })
             for (index, record) in earlier {
                 items[index].earlier = record
@@ -268,9 +273,18 @@ public final class DeliveryBatch: Sendable {
             do {
                 let opened = try folder.get()
                 items[index].folder = opened
-                items[index].temporary = try writer.copyToTemporary(
-                    from: request.source, expected: request.sourceStatus, describing: request.sourcePath.string,
-                    into: opened, owner: request.owner, buffer: buffer, syncData: options.dataSync == .eachFile)
+                let copy = {
+                    try self.writer.copyToTemporary(
+                        from: request.source, expected: request.sourceStatus, describing: request.sourcePath.string,
+                        into: opened, owner: request.owner, buffer: buffer, syncData: self.options.dataSync == .eachFile)
+                }
+                do {
+                    items[index].temporary = try copy()
+                } catch let error as DeliveryError where error.code == .noSpace && (reclaimer?.pending ?? 0) > 0 {
+                    // A full disk frees the delivered sources waiting to be reclaimed first.
+                    reclaimer?.reclaimAll()
+                    items[index].temporary = try copy()
+                }
             } catch {
                 fail(&items[index], error)
             }

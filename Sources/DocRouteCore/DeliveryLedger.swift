@@ -260,10 +260,10 @@ public final class DeliveryLedger: Sendable {
     /// ``findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)`` for many
     /// sources in one read: the index of each source that was delivered, with its record.
     ///
-    /// A source marked `unlinked` (its descriptor, still open, says no name is left) also matches
-    /// a delivery whose source was already removed: the inode cannot have been reused while it is
-    /// held open, so that delivery was of this very file, by a batch that committed after this one
-    /// opened it.
+    /// A source marked `unlinked` (taken out of its inbox since it was opened: renamed aside by the
+    /// batch before, or removed) also matches a delivery whose source was already taken out: the
+    /// inode cannot have been reused while it is held open, so that delivery was of this very file,
+    /// by a batch that committed after this one opened it.
     func deliveredRecords(forSources sources: [(status: SystemCall.FileStatus, path: FilePath, unlinked: Bool)]) throws -> [Int: LedgerRecord] {
         guard !sources.isEmpty else { return [:] }
         return try read("look up sources") { db in

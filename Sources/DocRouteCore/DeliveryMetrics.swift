@@ -49,6 +49,8 @@ public final class DeliveryMetrics: Sendable {
         public static let rescans = "docroute_rescans_total"
         /// Gauge: files seen in the inboxes and not yet settled.
         public static let intakeWaiting = "docroute_intake_waiting"
+        /// Gauge: delivered sources taken out of their inboxes, not yet freed.
+        public static let sourcesToReclaim = "docroute_sources_to_reclaim"
         /// Gauge by `handler`: events sent and not yet acknowledged.
         public static let unacknowledged = "docroute_unacknowledged"
         /// Histogram: first seen in an inbox until durable in the sandbox and the ledger.
@@ -82,6 +84,7 @@ public final class DeliveryMetrics: Sendable {
         self.factory = factory
         // Always present, so a scraper sees zeros rather than nothing before the first file.
         gauge(Name.intakeWaiting, []).record(0)
+        gauge(Name.sourcesToReclaim, []).record(0)
         for reason in RescanReason.allCases { _ = counter(Name.rescans, [("reason", reason.rawValue)]) }
     }
 
@@ -128,6 +131,11 @@ public final class DeliveryMetrics: Sendable {
     /// Files seen in the inboxes and not yet settled.
     public func intakeWaiting(_ count: Int) {
         gauge(Name.intakeWaiting, []).record(Int64(count))
+    }
+
+    /// Delivered sources taken out of their inboxes and not yet freed.
+    public func sourcesToReclaim(_ count: Int) {
+        gauge(Name.sourcesToReclaim, []).record(Int64(count))
     }
 
     /// Events sent to a handler and not yet acknowledged.

@@ -84,6 +84,11 @@ public protocol DeliveryBackend: DeliveryStore {
     /// The ledger's counts per handler and state, read once at start to seed the in-memory
     /// counters that `status` and the metrics use; nil when there is no ledger to count.
     func ledgerStatistics() async -> DeliveryLedger.Statistics?
+    /// Frees delivered sources that wait to be reclaimed, until cancelled (see ``SourceReclaimer``),
+    /// reporting how many wait whenever that changes.
+    func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async
+    /// Delivered sources taken out of their inboxes and not yet freed.
+    var sourcesToReclaim: Int { get }
 }
 
 extension DeliveryBackend {
@@ -101,4 +106,9 @@ extension DeliveryBackend {
     }
 
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }
+
+    /// Backends that remove sources at once have nothing to reclaim.
+    public func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {}
+
+    public var sourcesToReclaim: Int { 0 }
 }

@@ -14,6 +14,8 @@ public final class LedgerBackend: DeliveryBackend {
     let ledger: DeliveryLedger
     let batch: DeliveryBatch
     let quarantineFolder: Quarantine
+    /// Frees delivered sources off the hot path (see ``SourceReclaimer``).
+    public let reclaimer: SourceReclaimer
     /// Runs the committing half of delivery batches, packages, recovery and quarantine moves:
     /// long, mostly waiting on disk flushes, one after the other.
     let pool: NIOThreadPool
@@ -23,6 +25,8 @@ public final class LedgerBackend: DeliveryBackend {
     /// Runs the ledger's short reads and writes (owed events, acknowledgements, counts), so a handler
     /// is sent its next document and its acks are recorded while a batch waits on a flush.
     let ledgerPool: NIOThreadPool
+    /// Runs the unlinks of ``reclaimer``, so freeing sources never holds up a batch.
+    let reclaimPool: NIOThreadPool
     let logger: Logger
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
@@ -30,7 +34,8 @@ public final class LedgerBackend: DeliveryBackend {
         self.logger = logger
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
         ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
-        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, logger: logger)
+        reclaimer = SourceReclaimer(logger: logger)
+        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, reclaimer: reclaimer, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
@@ -38,12 +43,15 @@ public final class LedgerBackend: DeliveryBackend {
         copyPool.start()
         ledgerPool = NIOThreadPool(numberOfThreads: 1)
         ledgerPool.start()
+        reclaimPool = NIOThreadPool(numberOfThreads: 1)
+        reclaimPool.start()
     }
 
     deinit {
         copyPool.shutdownGracefully { _ in }
         pool.shutdownGracefully { _ in }
         ledgerPool.shutdownGracefully { _ in }
+        reclaimPool.shutdownGracefully { _ in }
     }
 
     func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -58,10 +66,15 @@ public final class LedgerBackend: DeliveryBackend {
         let stopped = { (count: Int) in
             ticket.fulfil(Array(repeating: .failed(message: "the delivery worker is stopped; the source stays in its inbox", retryable: true), count: count))
         }
-        copyPool.submit { [batch, pool] state in
-            guard case .active = state else { return stopped(requests.count) }
+        reclaimer.batchStarted()
+        copyPool.submit { [batch, pool, reclaimer] state in
+            guard case .active = state else {
+                reclaimer.batchFinished()
+                return stopped(requests.count)
+            }
             let prepared = batch.prepare(requests)
             pool.submit { state in
+                defer { reclaimer.batchFinished() }
                 guard case .active = state else {
                     _ = batch.abandon(prepared)
                     return stopped(requests.count)
@@ -87,8 +100,26 @@ public final class LedgerBackend: DeliveryBackend {
             let roots = ((try? FileManager.default.contentsOfDirectory(atPath: containers)) ?? []).map { FilePath(containers + "/" + $0) }
             return try batch.recover(containerRoots: roots).committed.count
         }
+        let state = FilePath(configuration.stateDirectory)
+        try await blocking { [reclaimer] in _ = try reclaimer.open(stateDirectory: state) }
+        for inbox in configuration.inboxes where inbox.kind == .directory {
+            var status = stat()
+            if stat(inbox.path, &status) == 0, !reclaimer.defers(device: UInt64(status.st_dev)) {
+                logger.notice("this inbox is on another file system than the state directory: its delivered sources are removed at once, not reclaimed later", metadata: [
+                    "inbox": "\(inbox.path)", "stateDirectory": "\(configuration.stateDirectory)",
+                ])
+            }
+        }
         _ = quarantineFolder.removeTemporaries()
     }
+
+    public func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {
+        await reclaimer.run(report: report) { [reclaimPool] work in
+            _ = try? await reclaimPool.runIfActive(work)
+        }
+    }
+
+    public var sourcesToReclaim: Int { reclaimer.pending }
 
     public func submit(_ documents: [DocumentDelivery]) -> DeliveryTicket {
         prepareContainers(documents)

@@ -72,6 +72,7 @@ extension RoutingDaemon: RequestResponder {
         var extra = activity.statusFields()
         extra["failedManifests"] = .array(registry.failures.map { .string($0.error.description) })
         extra["deliveredSinceStart"] = .integer(Int64(await intake.deliveredCount))
+        extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
         extra["daemon"] = .string(Self.version)
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
     }

@@ -113,6 +113,7 @@ public final class RoutingDaemon: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
+            group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }

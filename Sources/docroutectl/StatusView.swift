@@ -31,6 +31,9 @@ struct StatusView {
         var parts = [report.extra["daemon"]?.stringValue ?? "docrouted", "on", socketPath]
         if let today = report.extra["deliveredToday"]?.integerValue { parts.append("· delivered today \(Self.grouped(today))") }
         if let since = report.extra["deliveredSinceStart"]?.integerValue { parts.append("· since start \(Self.grouped(since))") }
+        if let reclaim = report.extra["sourcesToReclaim"]?.integerValue, reclaim > 0 {
+            parts.append("· \(Self.grouped(reclaim)) delivered sources to free")
+        }
         return parts.joined(separator: " ")
     }
 

@@ -112,8 +112,10 @@ import Glibc
     }
 
     /// The intake copies a batch while the one before it commits: a file in both (seen twice)
-    /// is delivered by the first, and the second drops its copy and removes nothing twice.
-    @Test func aFileInTwoOverlappingBatchesIsDeliveredOnce() throws {
+    /// is delivered by the first, and the second drops its copy and removes nothing twice, whether
+    /// the first removed the source or renamed it aside to be reclaimed.
+    @Test(arguments: [false, true])
+    func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
@@ -121,7 +123,9 @@ import Glibc
         defer { inbox.close() }
         for name in ["a.pdb", "both.pdb", "c.pdb"] { try scratch.write("inbox/\(name)", Array(name.utf8)) }
         let ledger = try Fixtures.ledger(scratch)
-        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        if reclaiming { try reclaimer.open(stateDirectory: scratch.path("state")) }
+        let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
 
         let first = batch.prepare([try inbox.request("a.pdb", container: container), try inbox.request("both.pdb", container: container)])
         let second = batch.prepare([try inbox.request("both.pdb", container: container), try inbox.request("c.pdb", container: container)])
@@ -140,6 +144,7 @@ import Glibc
         #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == ["a.pdb", "both.pdb", "c.pdb"])
         #expect(scratch.list("inbox") == [])
         #expect(try ledger.pending(bundleIdentifier: "com.example.viewer", limit: 10).map(\.originalName) == ["a.pdb", "both.pdb", "c.pdb"])
+        #expect(reclaimer.pending == (reclaiming ? 3 : 0))
     }
 
     /// A crash between commit and the source's removal left the source in its inbox; the intake
@@ -398,14 +403,11 @@ import Glibc
         #expect(object["size"] as? Int == 3)
     }
 
-    @Test func aFullDiskFailsOnlyTheFileThatDoesNotFit() throws {
+    // Filling a real file system without root is not something a test should do.
+    @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
+    func aFullDiskFailsOnlyTheFileThatDoesNotFit() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        guard geteuid() == 0 else {
-            // Filling a real file system without root is not something a test should do.
-            print("skipped: needs root to mount a 1 MiB tmpfs")
-            return
-        }
         let container = try scratch.folder("small")
         guard mount("tmpfs", container.string, "tmpfs", 0, "size=1m") == 0 else {
             Issue.record("cannot mount a tmpfs as root: errno \(errno)")

@@ -1,0 +1,120 @@
+import Foundation
+import SystemPackage
+import Testing
+@testable import DocRouteCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SourceReclaimerTests {
+    let mailbox = "Documents/Inbox/Mail"
+
+    /// The inode numbers of `names` in `folder`.
+    static func inodes(_ scratch: Scratch, _ folder: String, _ names: [String]? = nil) -> Set<UInt64> {
+        Set((names ?? scratch.list(folder)).compactMap { name in
+            var status = stat()
+            return stat(scratch.path(folder).appending(name).string, &status) == 0 ? UInt64(status.st_ino) : nil
+        })
+    }
+
+    @Test func deliveredSourcesLeaveTheInboxAtOnceAndAreFreedLater() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        let names = ["a.pdb", "b.pdb", "c.pdb"]
+        for (index, name) in names.enumerated() { try scratch.write("inbox/\(name)", Fixtures.content(index, size: 5000)) }
+        let sources = Self.inodes(scratch, "inbox", names)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        try reclaimer.open(stateDirectory: try scratch.folder("state"))
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
+
+        let outcomes = batch.deliver(try names.map { try inbox.request($0, container: container) })
+
+        #expect(outcomes.compactMap(\.error).map(\.description) == [])
+        #expect(scratch.list("inbox") == [])
+        #expect(scratch.list("containers/com.example.viewer/\(mailbox)") == names)
+        // The very source files wait in the state directory's reclaim folder, unreadable to others.
+        #expect(Self.inodes(scratch, "state/reclaim") == sources)
+        var folder = stat()
+        #expect(stat(scratch.path("state/reclaim").string, &folder) == 0 && folder.st_mode & 0o777 == 0o700)
+        #expect(reclaimer.pending == 3)
+
+        #expect(reclaimer.reclaim(limit: 2) == 2)
+        #expect(scratch.list("state/reclaim").count == 1)
+        #expect(reclaimer.reclaimAll() == 1)
+        #expect(scratch.list("state/reclaim") == [])
+        #expect(reclaimer.pending == 0)
+    }
+
+    /// Everything in the folder was delivered (names enter it only after their commit), so a
+    /// restart frees what a crash or a stop left there.
+    @Test func openingFreesWhatThePreviousRunLeft() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try scratch.write("state/reclaim/0E3F1E63-2D5B-4C46-8C1B-6D0B8E1F0A11", "delivered")
+        try scratch.write("state/reclaim/5A1C2B3D-0000-4000-8000-000000000000", "delivered too")
+        chmod(scratch.path("state/reclaim").string, 0o755)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+
+        #expect(try reclaimer.open(stateDirectory: scratch.path("state")) == 2)
+
+        #expect(scratch.list("state/reclaim") == [])
+        var folder = stat()
+        #expect(stat(scratch.path("state/reclaim").string, &folder) == 0 && folder.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func withoutAFolderOnTheirFileSystemSourcesAreRemovedAtOnce() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/a.pdb", "a")
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)  // never opened
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
+
+        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
+
+        #expect(scratch.list("inbox") == [])
+        #expect(reclaimer.pending == 0)
+    }
+
+    /// A copy that meets a full disk frees the sources waiting to be reclaimed, then fits.
+    @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
+    func aFullDiskFreesWaitingSourcesFirst() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let disk = try scratch.folder("disk")
+        guard mount("tmpfs", disk.string, "tmpfs", 0, "size=1m") == 0 else {
+            Issue.record("cannot mount a tmpfs as root: errno \(errno)")
+            return
+        }
+        defer { umount(disk.string) }
+        let container = try scratch.folder("disk/containers/com.example.viewer")
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        try reclaimer.open(stateDirectory: try scratch.folder("disk/state"))
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
+        let size = 320 * 1024
+
+        try scratch.write("disk/inbox/first.bin", Fixtures.content(1, size: size))
+        let first = try TestInbox(scratch.path("disk/inbox"))
+        #expect(batch.deliver([try first.request("first.bin", container: container)]).first?.record != nil)
+        first.close()  // as intake closes a source once its batch is done: only then can its space be freed
+        #expect(reclaimer.pending == 1)
+        // The waiting source and the first copy hold 640 KiB of the 1 MiB; the second source
+        // takes 320 more, and its copy fits only once the first source is freed.
+        try scratch.write("disk/inbox/second.bin", Fixtures.content(2, size: size))
+        let inbox = try TestInbox(scratch.path("disk/inbox"))
+        defer { inbox.close() }
+        let second = batch.deliver([try inbox.request("second.bin", container: container)])
+
+        #expect(second.compactMap(\.error).map(\.description) == [])
+        let arrived = scratch.read("disk/containers/com.example.viewer/\(mailbox)/second.bin") == Fixtures.content(2, size: size)
+        #expect(arrived, "the second file's copy is not whole in the sandbox")
+        #expect(scratch.list("disk/inbox") == [])
+        #expect(reclaimer.pending == 1)  // the second source, waiting now
+    }
+}
