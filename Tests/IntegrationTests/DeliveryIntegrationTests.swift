@@ -29,6 +29,31 @@ import Glibc
         #expect(harness.waitFor(sandbox + "/1abc-1.pdb.gz"), "the counter goes before the whole chain")
     }
 
+    /// A delivered source leaves the inbox at once and waits in the state directory's reclaim
+    /// folder (same file system, 0700) until delivery is quiet; then it is freed, and `status`
+    /// says how many wait.
+    @Test func deliveredSourcesAreFreedOnceDeliveryIsQuiet() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let reclaim = harness.root + "/state/reclaim"
+        var folder = stat()
+        #expect(stat(reclaim, &folder) == 0 && folder.st_mode & 0o777 == 0o700, "\(harness.daemonLog)")
+        let names = (0..<40).map { String(format: "r%02d.pdb", $0) }
+        for name in names { try harness.drop(name, Self.pdb + Array(name.utf8)) }
+        let sandbox = harness.sandbox(Self.molecules)
+        #expect(harness.waitUntil { names.allSatisfy { FileManager.default.fileExists(atPath: sandbox + "/" + $0) } }, "\(harness.daemonLog)")
+        #expect(harness.waitForInboxDrained())
+        #expect(harness.waitUntil { (try? FileManager.default.contentsOfDirectory(atPath: reclaim))?.isEmpty == true },
+                "sources are freed once delivery is quiet: \((try? FileManager.default.contentsOfDirectory(atPath: reclaim)) ?? [])")
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "status", "id": "s"])
+        let status = try #require(client.readMessage())
+        #expect(status["sourcesToReclaim"] as? Int == 0, "\(status)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox).sorted() == names)
+    }
+
     @Test func mailboxFoldersAndFilesWaitingBeforeStart() throws {
         let harness = try DaemonHarness()
         defer { harness.remove() }
