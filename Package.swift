@@ -104,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "docroute-bench",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "CDocRouteShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

@@ -21,6 +21,10 @@ extension DocRouteBench {
         @Option(help: "Files waiting before the daemon starts (default 100,000; quick: 1,000; 0 skips).") var backlog: Int?
         @Option(help: "Seconds of idleness measured (default 60; quick: 5; 0 skips).") var idleSeconds: Int?
         @Option(help: "The baseline script.") var baselineScript = repositoryRoot + "/bench/baseline/inotify-copy.sh"
+        @Option(help: "The admin's durable loop (a second baseline, run with python3).")
+        var durableLoop = repositoryRoot + "/bench/baseline/durable-loop.py"
+        @Option(help: "Rounds of each burst; each figure is the median (default 1; the README's figures use 3).")
+        var rounds = 1
         @Flag(help: "Short runs (for the smoke test in the suite).") var quick = false
         @Flag(help: "Write the figures as JSON on standard output (the table goes to standard error).") var json = false
 
@@ -40,10 +44,21 @@ extension DocRouteBench {
                 startedAt: ISO8601DateFormatter().string(from: Date())))
             let sizes = bursts.isEmpty ? (quick ? [1_000] : [10_000, 100_000]) : bursts
             for files in sizes {
-                let docroute = try docrouteBurst(files: files)
-                let baseline = try baselineBurst(files: files)
-                comparison.bursts.append(.init(files: files, docroute: docroute, baseline: baseline,
-                                               ratio: baseline.filesPerSecond > 0 ? docroute.filesPerSecond / baseline.filesPerSecond : nil))
+                var docroute: [Comparison.BurstSide] = []
+                var baseline: [Comparison.BurstSide] = []
+                var diskLine: [Double] = []
+                var durable: [Double] = []
+                for round in 1...max(1, rounds) {
+                    if rounds > 1 { progress("burst of \(files): round \(round) of \(rounds)") }
+                    docroute.append(try docrouteBurst(files: files))
+                    baseline.append(try baselineBurst(files: files))
+                    diskLine.append(try diskLineBurst(files: files))
+                    durable.append(try durableLoopBurst(files: files))
+                }
+                let d = Self.median(docroute), b = Self.median(baseline)
+                comparison.bursts.append(.init(files: files, docroute: d, baseline: b,
+                                               ratio: b.filesPerSecond > 0 ? d.filesPerSecond / b.filesPerSecond : nil,
+                                               diskLine: Self.median(diskLine), durableLoop: Self.median(durable), rounds: max(1, rounds)))
             }
             let duration = latencySeconds ?? (quick ? 3 : 30)
             for perSecond in rate.isEmpty ? [200, 1_000] : rate where duration > 0 {
@@ -98,6 +113,52 @@ extension DocRouteBench {
                          seconds: seconds, filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0,
                          settled: true,
                          peakResidentMiB: daemon.peakResidentMiB)
+        }
+
+        /// The side whose rate is the median (its lost count and memory are the worst of the rounds).
+        static func median(_ sides: [Comparison.BurstSide]) -> Comparison.BurstSide {
+            var middle = sides.sorted { $0.filesPerSecond < $1.filesPerSecond }[sides.count / 2]
+            middle.lost = sides.map(\.lost).max() ?? middle.lost
+            middle.peakResidentMiB = sides.compactMap(\.peakResidentMiB).max()
+            return middle
+        }
+
+        static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+        /// The disk's line on the same file system: files staged and flushed first, as for docroute.
+        func diskLineBurst(files: Int) throws -> Double {
+            progress("burst of \(files) for the disk's line")
+            let root = scratchFolder("compare-diskline")
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            for folder in ["stage", "copies"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
+            _ = try writeFiles(files, size: 4096, prefix: "f", in: root + "/stage")
+            flushDirtyPages()
+            let seconds = try DiskLineBaseline.run(source: root + "/stage", destination: root + "/copies")
+            return seconds > 0 ? Double(files) / seconds : 0
+        }
+
+        /// The admin's durable loop (Python) on the same file system.
+        func durableLoopBurst(files: Int) throws -> Double {
+            progress("burst of \(files) for the admin's durable loop")
+            let root = scratchFolder("compare-durable")
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            for folder in ["stage", "copies"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
+            _ = try writeFiles(files, size: 4096, prefix: "f", in: root + "/stage")
+            flushDirtyPages()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", durableLoop, root + "/stage", root + "/copies"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0,
+                  let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let seconds = object["seconds"] as? Double, let count = object["files"] as? Int, count == files else {
+                throw BenchError("the durable loop failed: \(String(decoding: data, as: UTF8.self))")
+            }
+            return seconds > 0 ? Double(files) / seconds : 0
         }
 
         /// The script, fed the same way; it is done when every line arrived or nothing moved for 5 s.

@@ -35,6 +35,17 @@ struct Comparison: Codable, Sendable {
         var baseline: BurstSide
         /// docroute's files per second over the script's (nil when the script delivered nothing).
         var ratio: Double?
+        /// The disk's line (``DiskLineBaseline``), files per second, same file system, same run.
+        var diskLine: Double?
+        /// The admin's durable loop (`bench/baseline/durable-loop.py`), files per second.
+        var durableLoop: Double?
+        /// How many rounds each figure is the median of.
+        var rounds: Int = 1
+
+        /// docroute's rate over the disk's line.
+        var ofDiskLine: Double? { diskLine.flatMap { $0 > 0 ? docroute.filesPerSecond / $0 : nil } }
+        /// docroute's rate over the admin's durable loop.
+        var ofDurableLoop: Double? { durableLoop.flatMap { $0 > 0 ? docroute.filesPerSecond / $0 : nil } }
     }
 
     /// Rename into the inbox to the subscriber's reading of the `openURL` line, in milliseconds.

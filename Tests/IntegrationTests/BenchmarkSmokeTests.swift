@@ -63,6 +63,9 @@ import Testing
         #expect(scriptDelivered > 0, "the inotifywait script copied nothing: \(compare.errors)")
         #expect(script["lost"] as? Int == 400 - scriptDelivered)
         #expect(burst["ratio"] is Double)
+        // The two baselines of the same run, on the same file system.
+        #expect((burst["diskLine"] as? Double ?? 0) > 0, "\(burst)")
+        #expect((burst["durableLoop"] as? Double ?? 0) > 0, "\(burst)")
 
         let latency = try #require(comparison["latency"] as? [[String: Any]])
         #expect(latency.map { $0["rate"] as? Int } == [200])
@@ -82,5 +85,7 @@ import Testing
         #expect(idle.allSatisfy { ($0["cpuMilliseconds"] as? Double ?? -1) >= 0 && ($0["wakeups"] as? Int ?? -1) >= 0 })
         // The table is still there for people, on standard error under --json.
         #expect(compare.errors.contains("burst 400 × 4 KiB: files/s"))
+        #expect(compare.errors.contains("the disk's line"))
+        #expect(compare.errors.contains("the admin's durable loop"))
     }
 }
