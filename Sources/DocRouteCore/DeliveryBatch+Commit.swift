@@ -41,8 +41,9 @@ extension DeliveryBatch {
     // MARK: (f) remove sources
 
     /// Takes each committed source out of its inbox if its inbox name still holds the very file
-    /// that was copied (same device, inode, size and modification time): renamed aside to be
-    /// freed later by the ``SourceReclaimer``, or removed. Then syncs each inbox folder once and
+    /// that was copied (same device, inode, size and modification time): renamed aside, to be
+    /// noted and freed later by the ``SourceReclaimer`` (no flush on this path), or removed; for
+    /// the removed ones, syncs each inbox folder once and
     /// notes the removals in the ledger. Failures here are logged, never reported as failed
     /// deliveries: the copy is committed, and recovery or the intake's ``DeliveryLedger/findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)``
     /// removes a source left behind.
@@ -62,9 +63,17 @@ extension DeliveryBatch {
                    found.size == request.sourceStatus.size,
                    found.modificationTimeNanoseconds == request.sourceStatus.modificationTimeNanoseconds
                 {
-                    if let reclaimer {
-                        _ = try reclaimer.takeAside(request.sourceName, in: request.sourceDirectory, device: found.device, describing: request.sourcePath.string)
-                    } else {
+                    let id = items[index].earlier?.deliveryID ?? request.deliveryID
+                    switch try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, device: found.device, deliveryID: id, describing: request.sourcePath.string) {
+                    case .deferred?:
+                        // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
+                        continue
+                    case .gone?:
+                        settled.append(index)
+                        continue
+                    case .removed?:
+                        break
+                    case nil:
                         try SystemCall.unlink(request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string)
                     }
                     let folder = request.sourceDirectory.rawValue

@@ -77,15 +77,16 @@ extension DeliveryLedger {
 
     /// Notes that the sources of these deliveries are gone from their inboxes.
     ///
-    /// Written without its own flush (`synchronous = NORMAL` for this one transaction): the next
-    /// full commit makes it durable, and if a crash loses it the recovery merely checks those
-    /// sources again. That saves a flush per batch.
-    func markSourcesRemoved(_ deliveryIDs: [UUID], at date: Date = Date()) throws {
+    /// Unless `durably`, written without its own flush (`synchronous = NORMAL` for this one
+    /// transaction): the next full commit makes it durable, and if a crash loses it the recovery
+    /// merely checks those sources again. That saves a flush per batch. The ``SourceReclaimer``
+    /// writes durably: it frees the sources' inodes right after.
+    func markSourcesRemoved(_ deliveryIDs: [UUID], at date: Date = Date(), durably: Bool = false) throws {
         guard !deliveryIDs.isEmpty else { return }
         do {
             try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                if !durably { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                defer { if !durably { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
                 try db.inTransaction {
                     let statement = try db.cachedStatement(sql: "UPDATE delivery SET sourceRemovedAt = ? WHERE deliveryID = ?")
                     let dateValue = date.databaseValue

@@ -34,7 +34,7 @@ public final class LedgerBackend: DeliveryBackend {
         self.logger = logger
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
         ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
-        reclaimer = SourceReclaimer(logger: logger)
+        reclaimer = SourceReclaimer(logger: logger) { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) }
         batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, reclaimer: reclaimer, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)

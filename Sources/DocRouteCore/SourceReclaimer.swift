@@ -18,8 +18,13 @@ import Glibc
 /// few at a time under sustained load, and everything first when a copy meets a full disk.
 ///
 /// Crash safety: a name enters the folder only after its delivery was committed, so everything in
-/// it is delivered; ``open(stateDirectory:)`` empties it at the next start. A source whose inbox is
-/// on another file system than the state directory is removed at once, as before.
+/// it is delivered; ``open(stateDirectory:)`` empties it at the next start. The ledger's note that
+/// a source left its inbox is written here too, off the hot path, in this order for each chunk:
+/// `syncfs` (the renames out of the inboxes are durable), the notes in one durable transaction,
+/// then the unlinks. So a crash can never leave a note without its rename (the source would come
+/// back and be delivered twice), and an inode is only freed, and so only reused by a new file,
+/// once its note is durable (else the new file could pass for the delivered one). A source whose
+/// inbox is on another file system than the state directory is removed at once, as before.
 public final class SourceReclaimer: Sendable {
     /// The folder sources wait in, in the state directory.
     public static let folderName = "reclaim"
@@ -32,8 +37,8 @@ public final class SourceReclaimer: Sendable {
 
     struct State: Sendable {
         var folder: Folder?
-        /// Names in the folder, not yet unlinked (any order will do).
-        var waiting: [FilePath.Component] = []
+        /// Names in the folder with their deliveries, not yet unlinked (any order will do).
+        var waiting: [(name: FilePath.Component, deliveryID: UUID)] = []
         /// Batches handed to delivery and not yet completed.
         var batchesInFlight = 0
         /// When delivery last started or finished a batch.
@@ -41,13 +46,17 @@ public final class SourceReclaimer: Sendable {
     }
 
     let state = Mutex(State())
+    /// Notes durably in the ledger that these deliveries' sources left their inboxes.
+    let noteRemoved: @Sendable ([UUID]) throws -> Void
     let logger: Logger
     let wakeUp: AsyncStream<Void>.Continuation
     let wakeUps: AsyncStream<Void>
 
-    /// Creates a reclaimer with no folder yet: until ``open(stateDirectory:)`` sources are removed at once.
-    public init(logger: Logger) {
+    /// Creates a reclaimer with no folder yet: until ``open(stateDirectory:)`` sources are removed at
+    /// once. `noteRemoved` records durably that deliveries' sources left their inboxes.
+    public init(logger: Logger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void = { _ in }) {
         self.logger = logger
+        self.noteRemoved = noteRemoved
         (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -99,41 +108,58 @@ public final class SourceReclaimer: Sendable {
         state.withLock { $0.folder?.device == device }
     }
 
-    /// Takes a delivered source out of its inbox: renamed into the folder when it is on the same
-    /// file system, else removed. Returns `false` when the name did not exist any more.
-    func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, device: UInt64, describing: @autoclosure () -> String) throws -> Bool {
-        guard let folder = state.withLock({ $0.folder }), folder.device == device else {
-            return try SystemCall.unlink(name, in: directory, describing: describing())
-        }
-        let aside = FilePath.Component(UUID().uuidString)!
-        do {
-            guard try SystemCall.renameNoReplace(name, in: directory, to: aside, in: folder.descriptor, describing: describing()) else {
-                // A fresh UUID taken already cannot happen; remove the source rather than guess.
-                return try SystemCall.unlink(name, in: directory, describing: describing())
-            }
-        } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
-            return false
-        } catch let error as DeliveryError where error.errno == .improperLink {
-            // A mailbox folder mounted from another file system.
-            return try SystemCall.unlink(name, in: directory, describing: describing())
-        }
-        state.withLock { $0.waiting.append(aside) }
-        wakeUp.yield()
-        return true
+    /// What ``takeAside(_:in:device:deliveryID:describing:)`` did.
+    enum TakenAside: Equatable {
+        /// Renamed into the folder; the reclaimer notes it in the ledger and frees it later.
+        case deferred
+        /// Removed at once (another file system): the caller syncs the folder and notes it.
+        case removed
+        /// The name was gone already.
+        case gone
     }
 
-    /// Frees up to `limit` waiting sources; returns how many were freed.
+    /// Takes a delivered source out of its inbox: renamed into the folder when it is on the same
+    /// file system, else removed.
+    func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, device: UInt64, deliveryID: UUID, describing: @autoclosure () -> String) throws -> TakenAside {
+        let path = describing()
+        let remove = { try SystemCall.unlink(name, in: directory, describing: path) ? TakenAside.removed : .gone }
+        guard let folder = state.withLock({ $0.folder }), folder.device == device else { return try remove() }
+        let aside = FilePath.Component(UUID().uuidString)!
+        do {
+            // A fresh UUID taken already cannot happen; remove the source rather than guess.
+            guard try SystemCall.renameNoReplace(name, in: directory, to: aside, in: folder.descriptor, describing: path) else { return try remove() }
+        } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
+            return .gone
+        } catch let error as DeliveryError where error.errno == .improperLink {
+            return try remove()  // a mailbox folder mounted from another file system
+        }
+        state.withLock { $0.waiting.append((aside, deliveryID)) }
+        wakeUp.yield()
+        return .deferred
+    }
+
+    /// Frees up to `limit` waiting sources (their renames synced and their notes written first);
+    /// returns how many were freed.
     @discardableResult
     public func reclaim(limit: Int) -> Int {
-        let (folder, names): (Folder?, [FilePath.Component]) = state.withLock { state in
+        let (folder, entries): (Folder?, [(name: FilePath.Component, deliveryID: UUID)]) = state.withLock { state in
             let count = min(limit, state.waiting.count)
-            let names = Array(state.waiting.suffix(count))
+            let entries = Array(state.waiting.suffix(count))
             state.waiting.removeLast(count)
-            return (state.folder, names)
+            return (state.folder, entries)
         }
-        guard let folder, !names.isEmpty else { return 0 }
+        guard let folder, !entries.isEmpty else { return 0 }
+        do {
+            try SystemCall.syncFileSystem(folder.descriptor, describing: folder.path.string)
+            try noteRemoved(entries.map(\.deliveryID))
+        } catch {
+            // Nothing is freed before its note is durable: put them back, try again later.
+            state.withLock { $0.waiting.append(contentsOf: entries) }
+            logger.warning("could not note delivered sources as removed; they are freed later", metadata: ["error": "\(error)"])
+            return 0
+        }
         var freed = 0
-        for name in names {
+        for (name, _) in entries {
             do {
                 try SystemCall.unlink(name, in: folder.descriptor, describing: folder.path.appending(name).string)
                 freed += 1
@@ -151,7 +177,11 @@ public final class SourceReclaimer: Sendable {
     @discardableResult
     public func reclaimAll() -> Int {
         var freed = 0
-        while pending > 0 { freed += reclaim(limit: 4096) }
+        while pending > 0 {
+            let chunk = reclaim(limit: 4096)
+            if chunk == 0 { break }  // the notes cannot be written now: stop rather than spin
+            freed += chunk
+        }
         if freed > 0 { logger.notice("disk full: freed delivered sources waiting to be reclaimed", metadata: ["count": "\(freed)"]) }
         return freed
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemPackage
 import Testing
 @testable import DocRouteCore
@@ -27,9 +28,10 @@ import Glibc
         let names = ["a.pdb", "b.pdb", "c.pdb"]
         for (index, name) in names.enumerated() { try scratch.write("inbox/\(name)", Fixtures.content(index, size: 5000)) }
         let sources = Self.inodes(scratch, "inbox", names)
-        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        let ledger = try Fixtures.ledger(scratch)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { try ledger.markSourcesRemoved($0, durably: true) }
         try reclaimer.open(stateDirectory: try scratch.folder("state"))
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
+        let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
 
         let outcomes = batch.deliver(try names.map { try inbox.request($0, container: container) })
 
@@ -41,16 +43,50 @@ import Glibc
         var folder = stat()
         #expect(stat(scratch.path("state/reclaim").string, &folder) == 0 && folder.st_mode & 0o777 == 0o700)
         #expect(reclaimer.pending == 3)
+        // The ledger hears of it off the hot path too, just before an inode is freed.
+        #expect(try ledger.recordsWithSourcesKept().count == 3)
 
         #expect(reclaimer.reclaim(limit: 2) == 2)
         #expect(scratch.list("state/reclaim").count == 1)
+        #expect(try ledger.recordsWithSourcesKept().count == 1)
         #expect(reclaimer.reclaimAll() == 1)
         #expect(scratch.list("state/reclaim") == [])
         #expect(reclaimer.pending == 0)
+        #expect(try ledger.recordsWithSourcesKept().isEmpty)
     }
 
     /// Everything in the folder was delivered (names enter it only after their commit), so a
     /// restart frees what a crash or a stop left there.
+    /// Nothing is freed before its note is in the ledger: a note that cannot be written keeps the
+    /// sources waiting (a new file reusing a freed inode could otherwise pass for the delivered one).
+    @Test func aSourceIsNotFreedBeforeTheLedgerNotesIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/a.pdb", "a")
+        struct Refused: Error {}
+        let ledgerWorks = Mutex(false)
+        let ledger = try Fixtures.ledger(scratch)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { ids in
+            guard ledgerWorks.withLock({ $0 }) else { throw Refused() }
+            try ledger.markSourcesRemoved(ids, durably: true)
+        }
+        try reclaimer.open(stateDirectory: try scratch.folder("state"))
+        let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
+        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
+
+        #expect(reclaimer.reclaimAll() == 0)
+        #expect(scratch.list("state/reclaim").count == 1)
+        #expect(reclaimer.pending == 1)
+
+        ledgerWorks.withLock { $0 = true }
+        #expect(reclaimer.reclaimAll() == 1)
+        #expect(scratch.list("state/reclaim") == [])
+        #expect(try ledger.recordsWithSourcesKept().isEmpty)
+    }
+
     @Test func openingFreesWhatThePreviousRunLeft() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
