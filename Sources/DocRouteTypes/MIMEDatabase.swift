@@ -21,6 +21,11 @@ public final class MIMEDatabase: Sendable {
     let explicitParents: [String: [String]]
     /// Lowercase alias to lowercase canonical type.
     let aliasTargets: [String: String]
+    /// Canonical type to the aliases that name it, for finding a UTI declared under an alias.
+    let aliasesByTarget: [String: [String]]
+    /// The layers this database was merged from, highest precedence first, so that
+    /// ``adding(_:)`` can merge one more.
+    let layers: [MIMEDatabaseLayer]
 
     /// Merges layers given highest precedence first (user directory before system ones).
     ///
@@ -46,7 +51,14 @@ public final class MIMEDatabase: Sendable {
         directories: []
     )
 
+    /// This database with one more layer of highest precedence (the types that handlers
+    /// declare); ``source`` and ``directories`` stay those of this database.
+    public func adding(_ layer: MIMEDatabaseLayer) -> MIMEDatabase {
+        MIMEDatabase(layers: [layer] + layers, source: source, directories: directories)
+    }
+
     private init(layers: [MIMEDatabaseLayer], source: String, directories: [String]) {
+        self.layers = layers
         self.directories = directories
         self.source = source
         self.issues = layers.flatMap(\.issues)
@@ -111,6 +123,11 @@ public final class MIMEDatabase: Sendable {
         }
 
         self.aliasTargets = aliasTargets
+        var aliasesByTarget: [String: [String]] = [:]
+        for (alias, target) in aliasTargets.sorted(by: { $0.key < $1.key }) {
+            aliasesByTarget[target, default: []].append(alias)
+        }
+        self.aliasesByTarget = aliasesByTarget
         self.explicitParents = explicitParents
         self.globs = MIMEGlobTable(entries: globEntries)
         self.magic = MIMEMagicTable(sections: magicSections.map(\.section))
