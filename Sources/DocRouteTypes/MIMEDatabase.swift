@@ -23,9 +23,6 @@ public final class MIMEDatabase: Sendable {
     let aliasTargets: [String: String]
     /// Canonical type to the aliases that name it, for finding a UTI declared under an alias.
     let aliasesByTarget: [String: [String]]
-    /// The layers this database was merged from, highest precedence first, so that
-    /// ``adding(_:)`` can merge one more.
-    let layers: [MIMEDatabaseLayer]
 
     /// Merges layers given highest precedence first (user directory before system ones).
     ///
@@ -51,14 +48,20 @@ public final class MIMEDatabase: Sendable {
         directories: []
     )
 
-    /// This database with one more layer of highest precedence (the types that handlers
-    /// declare); ``source`` and ``directories`` stay those of this database.
-    public func adding(_ layer: MIMEDatabaseLayer) -> MIMEDatabase {
-        MIMEDatabase(layers: [layer] + layers, source: source, directories: directories)
+    /// Assembles a database from finished parts (see ``adding(globs:subclasses:)``).
+    init(source: String, directories: [String], issues: [String], globs: MIMEGlobTable, magic: MIMEMagicTable,
+         explicitParents: [String: [String]], aliasTargets: [String: String], aliasesByTarget: [String: [String]]) {
+        self.source = source
+        self.directories = directories
+        self.issues = issues
+        self.globs = globs
+        self.magic = magic
+        self.explicitParents = explicitParents
+        self.aliasTargets = aliasTargets
+        self.aliasesByTarget = aliasesByTarget
     }
 
     private init(layers: [MIMEDatabaseLayer], source: String, directories: [String]) {
-        self.layers = layers
         self.directories = directories
         self.source = source
         self.issues = layers.flatMap(\.issues)

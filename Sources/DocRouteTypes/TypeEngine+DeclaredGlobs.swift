@@ -1,8 +1,5 @@
 extension TypeEngine {
-    /// Where the handlers' globs are said to come from, in ``MIMEDatabaseLayer/directory``.
-    static let declaredTypesLayerName = "handler type declarations"
-
-    /// `mimeDatabase` with a layer of highest precedence made from the catalog's exported and
+    /// `mimeDatabase` with rules of highest precedence made from the catalog's exported and
     /// imported declarations that name both filename extensions and MIME types: each extension
     /// becomes a `*.ext` glob of weight 50 for the first MIME type, so a handler's type joins
     /// detection as shared-mime-info's own types do (the content still chooses between it and
@@ -29,8 +26,6 @@ extension TypeEngine {
             }
         }
         guard !globs.isEmpty || !subclasses.isEmpty else { return mimeDatabase }
-        let layer = MIMEDatabaseLayer(directory: declaredTypesLayerName, globs: globs, magicSections: [],
-                                      subclasses: subclasses, aliases: [])
-        return mimeDatabase.adding(layer)
+        return mimeDatabase.adding(globs: globs, subclasses: subclasses)
     }
 }

@@ -12,6 +12,10 @@ import Testing
         builder.add(TypeDeclaration(
             identifier: "com.example.note", conformsTo: ["public.plain-text"], filenameExtensions: ["xnote"],
             origin: .exported(bundleIdentifier: "com.example.notes")))
+        // A handler's type with a MIME type shared-mime-info does not know.
+        builder.add(TypeDeclaration(
+            identifier: "com.example.bundle", conformsTo: ["public.zip-archive"], filenameExtensions: ["exb"],
+            mimeTypes: ["application/x-example-bundle"], origin: .exported(bundleIdentifier: "com.example.bundler")))
         return TypeEngine(catalog: builder.build(), mimeDatabase: .loadSystemOrBuiltin())
     }()
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52] + Array(repeating: 0, count: 32)
@@ -84,6 +88,20 @@ import Testing
         #expect(result.extensionChain == ".pdb.gz")
         let tar = Self.engine.classify(filename: "backup.tgz", head: [0x1F, 0x8B, 8, 0])
         #expect(tar.innerContentType == "public.tar-archive")
+    }
+
+    @Test func exportedTypesTakePartAsGlobsWithTheirParents() {
+        let zip = Array("PK\u{03}\u{04}".utf8) + Array(repeating: 0, count: 26)
+        let bundle = Self.engine.classify(filename: "Q3.EXB", head: zip)
+        #expect(bundle.mimeType == "application/x-example-bundle")
+        #expect(bundle.contentType == "com.example.bundle")
+        #expect(bundle.decidedBy == .extension)
+        #expect(Self.engine.mimeDatabase.globMatches(filename: "a.exb").map(\.type) == ["application/x-example-bundle"])
+        // Its declared parent's MIME type becomes its sub-class-of.
+        #expect(Self.engine.mimeDatabase.isSubclass("application/x-example-bundle", of: "application/zip"))
+        // The handler's chemical/x-pdb joins the name's other candidates; the database itself is untouched.
+        #expect(Self.engine.mimeDatabase.globMatches(filename: "1abc.pdb").contains { $0.type == "chemical/x-pdb" })
+        #expect(MIMEDatabase.loadSystemOrBuiltin().globMatches(filename: "a.exb").isEmpty)
     }
 
     @Test func everyFileIsDataAndAnItemMostSpecificFirst() {
