@@ -118,8 +118,10 @@ public struct TypeEngine: Sendable {
     /// its parent `application/gzip` is `org.gnu.gnu-zip-archive`, which the name's
     /// `org.gnu.gnu-zip-tar-archive` conforms to); `public.data` is too general to count.
     func contentType(forMIMEType mimeType: String, named: String?) -> String {
-        if let declared = declaredType(forMIMEType: mimeType) { return declared }
-        let dynamic = type(forMIMEType: mimeType)
+        // Remembered per MIME type: this runs for every arriving file.
+        let mapped = type(forMIMEType: mimeType)
+        guard mapped.utf8.starts(with: "dyn.".utf8) else { return mapped }
+        let dynamic = mapped
         guard let named, let index = catalog.index(of: named) else { return dynamic }
         let declaration = catalog.entries[index].declaration
         if declaration.mimeTypes.contains(where: { mimeDatabase.isSubclass(mimeType, of: $0) }) {
