@@ -2,9 +2,11 @@ extension MIMEDatabase {
     /// The glob rules matching the last path component of `filename`, best first.
     ///
     /// Only the first kind of rule with any match counts: literal names (`Makefile`), then
-    /// `*suffix` patterns (`*.tar.gz`), then other fnmatch patterns (`*.so.[0-9]*`). Within
-    /// it, matches are ranked by weight, then pattern length, then case-sensitive (`cs`)
-    /// before case-insensitive, then directory precedence. Case is folded for ASCII only.
+    /// the longest `*suffix` pattern (`*.tar.gz`, not also `*.gz`), then other fnmatch
+    /// patterns (`*.so.[0-9]*`). Each kind is tried with the name folded to lower case against
+    /// the case-insensitive rules first, then as written against the `cs` rules. Matches are
+    /// ranked by weight, then pattern length, then directory precedence. Case is folded for
+    /// ASCII only.
     public func globMatches(filename: String) -> [MIMEGlobMatch] {
         globs.matches(fileName: filename).map { id in
             let entry = globs.entries[Int(id)]
@@ -27,16 +29,24 @@ extension MIMEDatabase {
         magicMatch(head: head, preferring: [])
     }
 
-    /// Detects a file's type the way the shared-mime-info spec recommends.
+    /// Magic at or above this priority settles a name with several candidates even when it is
+    /// related to none of them (GLib's rule: such magic is "sure").
+    public static let decisiveMagicPriority = 80
+
+    /// Detects a file's type the way the shared-mime-info spec describes and GLib's
+    /// `g_content_type_guess` (the reference implementation) does it.
     ///
-    /// 1. Glob match on the name; keep the highest weight, then the longest pattern. If a
-    ///    single type is left, it is the answer and the content is not consulted (unless
+    /// 1. Glob match on the name (see ``globMatches(filename:)``): a single type is the answer
+    ///    and the content is not consulted (unless
     ///    ``MIMEDetectionOptions/contentOverridesNameAtPriority`` says otherwise).
-    /// 2. Otherwise sniff `head` with the magic rules; at equal priority, a type related to a
-    ///    glob candidate is preferred. Without magic, the text/binary heuristic stands in
-    ///    (`text/plain` or `application/octet-stream`).
-    /// 3. No glob candidate: the magic type, else the fallback. Several candidates: the first
-    ///    that is equal to or a subclass of the sniffed type, else the best-ranked candidate.
+    /// 2. Otherwise sniff `head`: the first magic section that matches (at equal priority one
+    ///    related to a name candidate, as xdgmime does), else `text/plain` when the head looks
+    ///    like text. A file with a name is never sniffed as a `.desktop` launcher.
+    /// 3. No glob candidate: the sniffed type, else `application/octet-stream`. Several
+    ///    candidates: magic of priority 80 or more wins outright; otherwise the first candidate
+    ///    (highest weight first) that is the sniffed type or a subclass of it
+    ///    (`application/vnd.openxmlformats-officedocument.wordprocessingml.document` is a
+    ///    `application/zip`); else the first candidate.
     ///
     /// - Parameters:
     ///   - filename: A name or path (only the last component is used); `nil` when unknown.
@@ -59,7 +69,7 @@ extension MIMEDatabase {
     ) -> MIMEDetection {
         var candidates: [String] = []
         if options.usesFileName, let filename {
-            candidates = topGlobTypes(filename: filename)
+            candidates = globTypes(filename: filename)
         }
 
         if candidates.count == 1 {
@@ -81,20 +91,26 @@ extension MIMEDatabase {
             return MIMEDetection(mimeType: candidates[0], decidedBy: .glob, globCandidates: candidates, magic: sniffed)
         }
 
-        let sniffed = magicMatch(head: head, preferring: candidates)
+        var sniffed = magicMatch(head: head, preferring: candidates)
+        // A launcher hidden under another name must not become one by its content (GLib's rule).
+        if filename != nil, options.usesFileName, sniffed?.type == Self.desktopEntry { sniffed = nil }
+        let looksLikeText = sniffed == nil && MIMETextSniffer.looksLikeText(head)
         if candidates.isEmpty {
             if let sniffed {
                 return MIMEDetection(mimeType: sniffed.type, decidedBy: .magic, magic: sniffed)
             }
-            return MIMETextSniffer.looksLikeText(head)
+            return looksLikeText
                 ? MIMEDetection(mimeType: Self.plainText, decidedBy: .textFallback)
                 : MIMEDetection(mimeType: Self.octetStream, decidedBy: .binaryFallback)
         }
 
-        // Several candidates: let the content pick the one it agrees with.
-        let contentType =
-            sniffed?.type ?? (MIMETextSniffer.looksLikeText(head) ? Self.plainText : Self.octetStream)
-        if let agreeing = candidates.first(where: { isSubclass(canonicalType: $0, ofCanonical: contentType) }) {
+        // Several candidates: sure magic wins; otherwise the content picks the candidate it agrees with.
+        if let sniffed, sniffed.priority >= Self.decisiveMagicPriority {
+            return MIMEDetection(mimeType: sniffed.type, decidedBy: .magic, globCandidates: candidates, magic: sniffed)
+        }
+        if let contentType = sniffed?.type ?? (looksLikeText ? Self.plainText : nil),
+            let agreeing = candidates.first(where: { isSubclass(canonicalType: $0, ofCanonical: contentType) })
+        {
             return MIMEDetection(
                 mimeType: agreeing,
                 decidedBy: sniffed == nil ? .glob : .magic,
@@ -105,19 +121,14 @@ extension MIMEDatabase {
         return MIMEDetection(mimeType: candidates[0], decidedBy: .glob, globCandidates: candidates, magic: sniffed)
     }
 
-    /// The distinct types among the best glob matches: highest weight, then longest pattern
-    /// (and case-sensitive ones only, if the best match is case-sensitive).
-    func topGlobTypes(filename: String) -> [String] {
+    /// The distinct types the glob rules give for a name, highest weight first.
+    func globTypes(filename: String) -> [String] {
         let found = globs.matches(fileName: filename)
-        guard let bestID = found.first else { return [] }
-        let best = globs.entries[Int(bestID)]
-        var types = [best.type]
-        for id in found.dropFirst() {
-            let entry = globs.entries[Int(id)]
-            guard entry.weight == best.weight, entry.pattern.utf8.count == best.pattern.utf8.count,
-                entry.caseSensitive == best.caseSensitive || !best.caseSensitive
-            else { break }
-            if !types.contains(entry.type) { types.append(entry.type) }
+        var types: [String] = []
+        types.reserveCapacity(found.count)
+        for id in found {
+            let type = globs.entries[Int(id)].type
+            if !types.contains(type) { types.append(type) }
         }
         return types
     }

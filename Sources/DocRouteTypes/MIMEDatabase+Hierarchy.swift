@@ -1,6 +1,7 @@
 extension MIMEDatabase {
     static let plainText = "text/plain"
     static let octetStream = "application/octet-stream"
+    static let desktopEntry = "application/x-desktop"
 
     /// The canonical form of `mime`: parameters such as `; charset=utf-8` and surrounding
     /// blanks removed, lowercased, and an alias replaced by the type it stands for.

@@ -21,6 +21,8 @@ public final class MIMEDatabase: Sendable {
     let explicitParents: [String: [String]]
     /// Lowercase alias to lowercase canonical type.
     let aliasTargets: [String: String]
+    /// Canonical type to the aliases that name it, for finding a UTI declared under an alias.
+    let aliasesByTarget: [String: [String]]
 
     /// Merges layers given highest precedence first (user directory before system ones).
     ///
@@ -45,6 +47,19 @@ public final class MIMEDatabase: Sendable {
         source: MIMEBuiltinDatabase.source,
         directories: []
     )
+
+    /// Assembles a database from finished parts (see ``adding(globs:subclasses:)``).
+    init(source: String, directories: [String], issues: [String], globs: MIMEGlobTable, magic: MIMEMagicTable,
+         explicitParents: [String: [String]], aliasTargets: [String: String], aliasesByTarget: [String: [String]]) {
+        self.source = source
+        self.directories = directories
+        self.issues = issues
+        self.globs = globs
+        self.magic = magic
+        self.explicitParents = explicitParents
+        self.aliasTargets = aliasTargets
+        self.aliasesByTarget = aliasesByTarget
+    }
 
     private init(layers: [MIMEDatabaseLayer], source: String, directories: [String]) {
         self.directories = directories
@@ -111,6 +126,11 @@ public final class MIMEDatabase: Sendable {
         }
 
         self.aliasTargets = aliasTargets
+        var aliasesByTarget: [String: [String]] = [:]
+        for (alias, target) in aliasTargets.sorted(by: { $0.key < $1.key }) {
+            aliasesByTarget[target, default: []].append(alias)
+        }
+        self.aliasesByTarget = aliasesByTarget
         self.explicitParents = explicitParents
         self.globs = MIMEGlobTable(entries: globEntries)
         self.magic = MIMEMagicTable(sections: magicSections.map(\.section))

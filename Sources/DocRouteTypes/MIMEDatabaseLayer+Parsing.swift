@@ -35,6 +35,16 @@ extension MIMEDatabaseLayer {
                 )
             )
         }
+        // update-mime-database writes every `cs` rule a second time without flags, for readers
+        // that do not know the field; taken literally that copy would make the rule match any
+        // case (`CORE` as a core dump). mime.cache, which GLib reads, holds only the `cs` rule.
+        var caseSensitive = Set<String>()
+        for rule in rules where rule.caseSensitive {
+            caseSensitive.insert("\(rule.weight):\(rule.type):\(rule.pattern)")
+        }
+        if !caseSensitive.isEmpty {
+            rules.removeAll { !$0.caseSensitive && caseSensitive.contains("\($0.weight):\($0.type):\($0.pattern)") }
+        }
         return rules
     }
 

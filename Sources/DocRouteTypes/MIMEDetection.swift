@@ -2,7 +2,8 @@
 public struct MIMEDetection: Sendable, Hashable {
     /// Which step of the spec's checking order settled the type.
     public enum Method: String, Sendable, Hashable, CustomStringConvertible {
-        /// The file name: one type won the glob match, or content could not tell candidates apart.
+        /// The file name: one type matched, or the content could not tell candidates apart (or
+        /// agreed with one only as text).
         case glob
         /// A magic rule on the leading bytes (alone, or to choose among glob candidates).
         case magic
@@ -19,8 +20,9 @@ public struct MIMEDetection: Sendable, Hashable {
     public var mimeType: String
     /// Which step decided.
     public var decidedBy: Method
-    /// The types left after glob ranking (best weight, then longest pattern), best first;
-    /// more than one means the name was ambiguous. Empty when no glob matched or the name was ignored.
+    /// The types of the glob step that matched (a literal name, the longest suffix, or fnmatch
+    /// patterns), highest weight first; more than one means the name was ambiguous. Empty when no
+    /// glob matched or the name was ignored.
     public var globCandidates: [String]
     /// The magic result, when magic sniffing ran and something matched.
     public var magic: MIMEMagicMatch?

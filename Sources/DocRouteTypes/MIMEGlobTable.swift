@@ -1,8 +1,8 @@
 /// All glob rules of a database, indexed so that a file name costs a few hash lookups.
 ///
 /// The spec's precedence is kept as three tiers: literal names first, then `*suffix`
-/// patterns (mostly `*.ext`, found by looking up every `.`-started tail of the name), then
-/// full fnmatch patterns. Only the first tier with a match counts.
+/// patterns (mostly `*.ext`, found by looking up `.`-started tails of the name, longest
+/// first), then full fnmatch patterns. Only the first tier with a match counts.
 struct MIMEGlobTable: Sendable {
     struct Entry: Sendable {
         var type: String
@@ -78,8 +78,15 @@ struct MIMEGlobTable: Sendable {
         self.fullPatterns = fullPatterns
     }
 
-    /// Entries matching the last path component of `fileName`, from the first tier that has
-    /// any, best first (see ``isRanked(_:before:)``).
+    /// Entries matching the last path component of `fileName`, from the first step that has
+    /// any, highest weight first.
+    ///
+    /// The steps are xdgmime's (GLib's implementation of the spec): a literal name, then the
+    /// longest matching `*suffix`, then fnmatch patterns; each compares the name as written with
+    /// the `cs` rules and folded to lower case with the others, a `cs` match first. Only the
+    /// longest suffix counts, whatever its weight: `x.tar.gz` is a compressed tar and never also
+    /// a gzip file. Every rule at that suffix is kept, of any weight, so the content can choose
+    /// among them (`*.exe`, `*.asc`, `*.pdb`); weights order them for when it cannot.
     func matches(fileName: String) -> [Int32] {
         var name = fileName
         return name.withUTF8 { whole -> [Int32] in
@@ -93,8 +100,15 @@ struct MIMEGlobTable: Sendable {
                 }
                 let lower = UnsafeBufferPointer(lowerStorage)
                 var found = matchLiterals(base: base, lower: lower)
-                if found.isEmpty { found = matchSuffixes(base: base, lower: lower) }
-                if found.isEmpty { found = matchFullPatterns(base: base, lower: lower) }
+                if found.isEmpty {
+                    // The longest suffix, as written or folded; at equal length a `cs` rule that
+                    // matched the name as written hides the folded ones (`main.C` is C++).
+                    let exact = matchSuffixes(name: base, caseSensitive: true)
+                    let folded = matchSuffixes(name: lower, caseSensitive: false)
+                    found = exact.length >= folded.length ? exact.entries : folded.entries
+                }
+                if found.isEmpty { found = matchFullPatterns(name: base, caseSensitive: true) }
+                if found.isEmpty { found = matchFullPatterns(name: lower, caseSensitive: false) }
                 if found.count > 1 {
                     let rankOfEntry = self.rankOfEntry
                     found.sort { rankOfEntry[Int($0)] < rankOfEntry[Int($1)] }
@@ -104,9 +118,8 @@ struct MIMEGlobTable: Sendable {
         }
     }
 
-    /// Ranking inside a tier: higher weight, then longer pattern, then case-sensitive over
-    /// case-insensitive (a `*.C:cs` hit is more specific than `*.c`), then the layer with
-    /// higher precedence, then file order.
+    /// Ranking of matches: higher weight, then longer pattern, then case-sensitive over
+    /// case-insensitive, then the layer with higher precedence, then file order.
     static func isRanked(_ a: Entry, before b: Entry) -> Bool {
         if a.weight != b.weight { return a.weight > b.weight }
         let aLength = a.pattern.utf8.count
@@ -118,43 +131,45 @@ struct MIMEGlobTable: Sendable {
     }
 
     private func matchLiterals(base: UnsafeBufferPointer<UInt8>, lower: UnsafeBufferPointer<UInt8>) -> [Int32] {
-        var found: [Int32] = []
         if !literalsCaseSensitive.isEmpty, let hits = literalsCaseSensitive[String(decoding: base, as: UTF8.self)] {
-            found += hits
+            return hits
         }
-        if let hits = literals[String(decoding: lower, as: UTF8.self)] {
-            found += hits
-        }
-        return found
+        return literals[String(decoding: lower, as: UTF8.self)] ?? []
     }
 
-    private func matchSuffixes(base: UnsafeBufferPointer<UInt8>, lower: UnsafeBufferPointer<UInt8>) -> [Int32] {
+    /// The rules of the longest `*suffix` that ends `name`: folded rules when `caseSensitive`
+    /// is false (`name` is then lower case), `cs` rules otherwise.
+    private func matchSuffixes(name: UnsafeBufferPointer<UInt8>, caseSensitive: Bool) -> (entries: [Int32], length: Int) {
+        let table = caseSensitive ? dotSuffixesCaseSensitive : dotSuffixes
         var found: [Int32] = []
-        for index in 0..<lower.count where lower[index] == UInt8(ascii: ".") {
-            if let hits = dotSuffixes[String(decoding: UnsafeBufferPointer(rebasing: lower[index...]), as: UTF8.self)] {
-                found += hits
-            }
-            if !dotSuffixesCaseSensitive.isEmpty,
-                let hits = dotSuffixesCaseSensitive[
-                    String(decoding: UnsafeBufferPointer(rebasing: base[index...]), as: UTF8.self)
-                ]
-            {
-                found += hits
-            }
-        }
-        for suffix in otherSuffixes {
-            let name = entries[Int(suffix.entry)].caseSensitive ? base : lower
-            if name.count >= suffix.bytes.count, name.reversed().starts(with: suffix.bytes.reversed()) {
-                found.append(suffix.entry)
+        var longest = 0
+        if !table.isEmpty {
+            // The first `.` gives the longest tail: stop at the first tail that has rules.
+            for index in 0..<name.count where name[index] == UInt8(ascii: ".") {
+                if let hits = table[String(decoding: UnsafeBufferPointer(rebasing: name[index...]), as: UTF8.self)] {
+                    found = hits
+                    longest = name.count - index
+                    break
+                }
             }
         }
-        return found
+        for suffix in otherSuffixes where entries[Int(suffix.entry)].caseSensitive == caseSensitive {
+            let length = suffix.bytes.count
+            guard length >= longest, name.count >= length,
+                name.reversed().starts(with: suffix.bytes.reversed())
+            else { continue }
+            if length > longest {
+                found = []
+                longest = length
+            }
+            found.append(suffix.entry)
+        }
+        return (found, longest)
     }
 
-    private func matchFullPatterns(base: UnsafeBufferPointer<UInt8>, lower: UnsafeBufferPointer<UInt8>) -> [Int32] {
+    private func matchFullPatterns(name: UnsafeBufferPointer<UInt8>, caseSensitive: Bool) -> [Int32] {
         var found: [Int32] = []
-        for pattern in fullPatterns {
-            let name = entries[Int(pattern.entry)].caseSensitive ? base : lower
+        for pattern in fullPatterns where entries[Int(pattern.entry)].caseSensitive == caseSensitive {
             let matched = pattern.bytes.withUnsafeBufferPointer {
                 MIMEGlobPattern.fnmatch(pattern: $0, name: name)
             }

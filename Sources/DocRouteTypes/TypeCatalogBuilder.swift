@@ -108,10 +108,11 @@ public struct TypeCatalogBuilder: Sendable {
         }
         Self.breakCycles(&parents, survivors: survivors, issues: &issues)
 
+        let physical = PhysicalConformance(indexByIdentifier: indexByIdentifier)
         var entries: [TypeCatalog.Entry] = []
         entries.reserveCapacity(survivors.count)
         for (index, item) in survivors.enumerated() {
-            let ancestors = Self.ancestors(of: index, parents: parents)
+            let ancestors = physical.completing(Self.ancestors(of: index, parents: parents), of: index)
             entries.append(TypeCatalog.Entry(
                 declaration: item.declaration, parents: parents[index],
                 ancestors: ancestors, ancestorSet: Set(ancestors),
@@ -211,5 +212,32 @@ public struct TypeCatalogBuilder: Sendable {
             }
         }
         return true
+    }
+}
+
+/// Apple's physical conformance: whatever a type's declared parents, a file of it is a regular file
+/// (`public.data`, `public.item`) and a folder of it a directory (`public.directory`, `public.item`).
+/// Appended after the declared ancestors, so the most specific types still come first, and so that
+/// a handler claiming `public.data` is offered every file (an `.eml` whose declaration reaches only
+/// `public.message`, a handler's type that names only `public.content`).
+struct PhysicalConformance {
+    let item: Int?
+    let data: Int?
+    let directory: Int?
+
+    init(indexByIdentifier: [String: Int]) {
+        item = indexByIdentifier["public.item"]
+        data = indexByIdentifier["public.data"]
+        directory = indexByIdentifier["public.directory"]
+    }
+
+    func completing(_ ancestors: [Int], of index: Int) -> [Int] {
+        guard index != item else { return ancestors }
+        let isDirectory = index == directory || (directory.map { ancestors.contains($0) } ?? false)
+        var result = ancestors
+        for physical in isDirectory ? [directory, item] : [data, item] {
+            if let physical, physical != index, !result.contains(physical) { result.append(physical) }
+        }
+        return result
     }
 }

@@ -2,10 +2,11 @@
 public struct TypeClassification: Sendable, Hashable {
     /// How the type was decided.
     public enum Decision: String, Sendable, Hashable, Codable {
-        /// A declared type claims the file's extension (or, for a name the catalog does not know,
-        /// a shared-mime-info glob names a MIME type).
+        /// The name: one MIME type of the database's globs (handlers' exported types included), or
+        /// an extension that only a declared type claims.
         case `extension`
-        /// The first bytes (magic rules, or the text-or-binary test).
+        /// The first bytes (magic rules, alone or choosing among the name's candidates, or the
+        /// text-or-binary test); for a folder, that it is one.
         case content
         /// The MIME type given with the file (a mail part's `Content-Type`).
         case mime
@@ -17,7 +18,8 @@ public struct TypeClassification: Sendable, Hashable {
     public var contentType: String
     /// Every type it conforms to, nearest first.
     public var conformsTo: [String]
-    /// The preferred MIME type, or nil when none is known.
+    /// The MIME type detection found (canonical, lower case), or the hint it was given; nil only
+    /// when typed by name alone (``TypeEngine/classify(filename:)``) and the type declares none.
     public var mimeType: String?
     /// For a compressed file, the type inside (`1abc.pdb.gz` holds a `.pdb`).
     public var innerContentType: String?

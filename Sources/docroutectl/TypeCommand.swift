@@ -7,7 +7,7 @@ struct TypeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "type",
         abstract: "Show each file's Uniform Type Identifier, what it conforms to, and how it was decided.",
-        discussion: "Files are opened without blocking (a FIFO never hangs the command). A path that cannot be typed gets an error and the exit status is 1; the others are still typed. With --decode, show the tags inside a dyn. identifier instead.")
+        discussion: "The MIME type is what freedesktop detection finds (name globs, then magic where the name allows several types or none); the UTI is derived from it. A folder is typed by its name (a package type, or public.folder). Files are opened without blocking (a FIFO never hangs the command). A path that cannot be typed gets an error and the exit status is 1; the others are still typed. With --decode, show the tags inside a dyn. identifier instead.")
 
     @OptionGroup var options: HandlerOptions
 
@@ -103,7 +103,8 @@ enum FileTyping {
             defer { close(file.descriptor) }
             return .success(engine.classify(filename: (path as NSString).lastPathComponent, head: file.head))
         case .failure(.directory):
-            return .failure(Failure("is a directory"))
+            // A folder is typed by its name: a package (`Report.rtfd`) or public.folder.
+            return .success(engine.classify(directoryNamed: (path as NSString).lastPathComponent))
         case .failure(.vanished):
             return .failure(Failure("no such file"))
         case .failure(let refusal):

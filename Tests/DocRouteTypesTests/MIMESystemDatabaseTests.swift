@@ -23,14 +23,10 @@ struct MIMESystemDatabaseTests {
         database = try MIMEDatabase.load(environment: Self.environment)
     }
 
-    @Test func loadsQuicklyWithoutIssues() throws {
+    @Test func loadsWithoutIssues() throws {
         #expect(database.source == "shared-mime-info: /usr/share/mime")
         #expect(database.issues.isEmpty)
         #expect(database.maximumHeadLength > 257)
-        let clock = ContinuousClock()
-        let elapsed = try clock.measure { _ = try MIMEDatabase.load(environment: Self.environment) }
-        // Debug builds are several times slower than release (about 5 ms); this only catches regressions.
-        #expect(elapsed < .milliseconds(500))
     }
 
     @Test func wellKnownNamesAndAliases() {

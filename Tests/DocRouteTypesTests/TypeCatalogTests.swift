@@ -22,6 +22,24 @@ import Testing
         #expect(Set(gzip).count == gzip.count, "no ancestor twice")
     }
 
+    @Test func physicalConformanceComesLastAndReachesSelection() throws {
+        // public.message declares no parent; a file of it is still data (Apple's physical conformance).
+        #expect(system.ancestors(of: "com.apple.mail.email") == ["public.email-message", "public.message", "public.data", "public.item"])
+        var builder = TypeCatalogBuilder.withSystemTypes()
+        builder.add(TypeDeclaration(identifier: "com.example.story", conformsTo: ["public.content"], filenameExtensions: ["story"],
+                                    origin: .exported(bundleIdentifier: "com.example.reader")))
+        let catalog = builder.build()
+        #expect(catalog.conformanceChain(of: "com.example.story") == ["com.example.story", "public.content", "public.data", "public.item"])
+        // Selection walks handles: the same chain.
+        let index = try #require(catalog.typeIndex(of: "com.example.story"))
+        #expect(catalog.ancestorIndexes(ofTypeAt: index).map { catalog.identifier(ofTypeAt: $0) } == ["public.content", "public.data", "public.item"])
+        // Folders and packages are directories, never data.
+        #expect(system.ancestors(of: "public.folder") == ["public.directory", "public.item"])
+        #expect(!system.conforms("com.apple.rtfd", to: "public.data"))
+        #expect(system.ancestors(of: "public.data") == ["public.item"])
+        #expect(system.ancestors(of: "public.item").isEmpty)
+    }
+
     @Test func conformanceIsCaseInsensitiveAndReflexive() {
         #expect(system.conforms("PUBLIC.PNG", to: "public.image"))
         #expect(system.conforms("public.png", to: "public.png"))
