@@ -58,7 +58,6 @@ import Testing
         let parent = try #require(registry.warnings.first { $0.code.rawValue == "unknown-parent" })
         #expect(parent.message.contains("'com.bittorrent.torrent', which no one declares"), "\(parent.message)")
         #expect(parent.description.hasSuffix("Transmission.plist: UTExportedTypeDeclarations[0].UTTypeConformsTo[0]: \(parent.message)"))
-        #expect(registry.handler(for: "org.m0k.transmission")?.manifest.user == .name("transmission"))
     }
 
     @Test(arguments: [false, true])
