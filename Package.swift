@@ -110,7 +110,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
-        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"]),
+        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"], exclude: ["Fixtures"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
         // The Maildir tests drive DocRouteCore's Maildir pieces too; Fixtures holds Python scripts.
         .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteCore"], exclude: ["Fixtures"]),

@@ -103,7 +103,7 @@ public final class RoutingDaemon: Sendable {
             $0 = Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
                          engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase))
         }
-        logger.info("handlers reloaded", metadata: ["handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)"])
+        logger.info("handlers reloaded", metadata: ["handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)"])
         _ = try? notifier?.ready()
         await refreshStatus()
     }

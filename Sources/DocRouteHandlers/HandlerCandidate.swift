@@ -9,6 +9,4 @@ public struct HandlerCandidate: Sendable, Hashable, Codable {
     public var isAdminDefault: Bool
     /// For a compound file, whether it also claims the inner type (or a parent of it).
     public var claimsInnerType: Bool
-    /// It exports the declaration of the matched type.
-    public var exportsType: Bool
 }

@@ -4,7 +4,8 @@ import Logging
 
 /// Loads every `*.plist` in a handlers directory into a ``HandlerRegistry``.
 ///
-/// One bad manifest never takes the others down: it becomes a ``ManifestFailure`` and is logged.
+/// One bad manifest never takes the others down: it becomes a ``ManifestFailure`` and is logged
+/// as an error; a manifest read with warnings loads, and each warning is logged at warning level.
 /// Files are read in name order, so the outcome never depends on directory listing order.
 public struct HandlerDirectory: Sendable {
     public let path: String
@@ -42,12 +43,17 @@ public struct HandlerDirectory: Sendable {
                 "path": "\(failure.file)", "key-path": "\(failure.error.keyPath)", "code": "\(failure.error.code.rawValue)",
             ])
         }
-        for issue in registry.typeIssues {
-            logger.warning("type declaration problem: \(issue.message)", metadata: [
-                "path": "\(issue.file ?? "")", "key-path": "\(issue.keyPath ?? "")", "code": "\(issue.code.rawValue)",
+        // The manifest's own warnings and its type declarations' problems alike: each was read
+        // otherwise than written, and the author fixes both in the same file.
+        for warning in registry.warnings {
+            logger.warning("handler manifest read with a warning: \(warning.message)", metadata: [
+                "path": "\(warning.file)", "key-path": "\(warning.keyPath)", "code": "\(warning.code.rawValue)",
             ])
         }
-        logger.info("handlers loaded", metadata: ["count": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "path": "\(path)"])
+        logger.info("handlers loaded", metadata: [
+            "count": "\(registry.handlers.count)", "failed": "\(registry.failures.count)",
+            "warnings": "\(registry.warnings.count)", "path": "\(path)",
+        ])
         return registry
     }
 }

@@ -25,6 +25,8 @@ public struct HandlerManifest: Sendable, Hashable {
     public var container: String?
     /// The file the manifest was read from.
     public var file: String
+    /// What was read otherwise than written (a skipped document type, a trimmed value), in file order.
+    public var warnings: [ManifestWarning] = []
 
     public init(
         bundleIdentifier: String, name: String? = nil, documentTypes: [DocumentTypeClaim] = [],

@@ -8,7 +8,6 @@ public struct HandlerRegistry: Sendable {
         var handler: Int
         var rank: HandlerRank
         var role: HandlerRole
-        var exportsType: Bool
     }
 
     /// System types plus every loaded handler's exported and imported declarations.
@@ -17,6 +16,9 @@ public struct HandlerRegistry: Sendable {
     public let handlers: [RegisteredHandler]
     /// Manifests that did not load, with why.
     public let failures: [ManifestFailure]
+    /// What the loaded manifests said that was read otherwise than written, and the problems of
+    /// their type declarations, by file and then in file order.
+    public let warnings: [ManifestWarning]
 
     var indexByBundleIdentifier: [String: Int]
     /// Lower-cased type identifier to the handlers claiming it, rank `None` and role `None` left out.
@@ -67,7 +69,6 @@ public struct HandlerRegistry: Sendable {
         var packageTypes: Set<String> = []
         for manifest in accepted {
             let index = handlers.count
-            let exported = Set(manifest.exportedTypes.map { $0.identifier.lowercased() })
             var claims: [RegisteredHandler.Claim] = []
             for documentType in manifest.documentTypes {
                 for contentType in Self.resolvedTypes(of: documentType, in: catalog) {
@@ -78,7 +79,7 @@ public struct HandlerRegistry: Sendable {
                           claimsByType[key]?.contains(where: { $0.handler == index }) != true
                     else { continue }
                     claimsByType[key, default: []].append(ClaimReference(
-                        handler: index, rank: documentType.rank, role: documentType.role, exportsType: exported.contains(key)))
+                        handler: index, rank: documentType.rank, role: documentType.role))
                 }
             }
             for scheme in manifest.schemes where handlersByScheme[scheme]?.contains(index) != true {
@@ -90,6 +91,7 @@ public struct HandlerRegistry: Sendable {
         self.catalog = catalog
         self.handlers = handlers
         self.failures = failures.sorted { $0.file < $1.file }
+        self.warnings = Self.warnings(of: accepted, catalog: catalog)
         self.indexByBundleIdentifier = indexByBundleIdentifier
         self.claimsByType = claimsByType
         self.handlersByScheme = handlersByScheme
@@ -108,6 +110,16 @@ public struct HandlerRegistry: Sendable {
 
     /// Problems in type declarations (skipped declarations, broken cycles), with file and key path.
     public var typeIssues: [TypeCatalogIssue] { catalog.issues }
+
+    /// The manifests' own warnings and the catalog's issues as warnings, grouped by file (in name
+    /// order, as the directory is read), each file's in the order they were found.
+    static func warnings(of manifests: [HandlerManifest], catalog: TypeCatalog) -> [ManifestWarning] {
+        var all = manifests.flatMap(\.warnings)
+        all += catalog.issues.map {
+            ManifestWarning(code: .init(rawValue: $0.code.rawValue), file: $0.file ?? "", keyPath: $0.keyPath ?? "", message: $0.message)
+        }
+        return all.enumerated().sorted { ($0.element.file, $0.offset) < ($1.element.file, $1.offset) }.map(\.element)
+    }
 
     /// Whether some handler declares documents of this type (or a parent of it) as packages:
     /// folders delivered whole rather than treated as mailboxes.

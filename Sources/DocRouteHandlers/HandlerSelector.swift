@@ -5,10 +5,13 @@ import DocRouteTypes
 /// 1. Walk the conformance chain from the most specific type up; the first type any handler claims
 ///    decides the candidates. For a compound file, a handler that also claims the inner type (or one
 ///    of its parents) beats one that claims only the outer.
-/// 2. Then an administrator's default for the type wins; then `LSHandlerRank` Owner > Default >
-///    Alternate (`None` never opens); then a handler that exports the type's declaration over one
-///    that does not; then `CFBundleTypeRole` Editor > Viewer > Shell (`None` never opens); then the
-///    bundle identifier, so the choice never depends on file-system listing order.
+/// 2. Among the handlers claiming that type: an administrator's default for it wins; then
+///    `LSHandlerRank` Owner > Default (also when none is given) > Alternate (`None` never opens); then
+///    `CFBundleTypeRole` Editor > Viewer > Shell (`None` never opens); then the bundle identifier,
+///    so the choice never depends on file-system listing order.
+///
+/// Exporting a type's declaration plays no part: it decides what the type is (its tags and
+/// parents), not who opens it, as with Launch Services.
 ///
 /// URL schemes compare case-insensitively: the administrator's default, else bundle identifier order.
 public struct HandlerSelector: Sendable {
@@ -41,10 +44,9 @@ public struct HandlerSelector: Sendable {
         return registry.handlers[best.handler]
     }
 
-    /// Rank, then ownership, then role, then bundle identifier: the order without defaults or inner types.
+    /// Rank, then role, then bundle identifier: the order without defaults or inner types.
     static func precedes(_ lhs: HandlerRegistry.ClaimReference, _ rhs: HandlerRegistry.ClaimReference, handlers: [RegisteredHandler]) -> Bool {
         if lhs.rank.strength != rhs.rank.strength { return lhs.rank.strength < rhs.rank.strength }
-        if lhs.exportsType != rhs.exportsType { return lhs.exportsType }
         if lhs.role.preference != rhs.role.preference { return lhs.role.preference < rhs.role.preference }
         return handlers[lhs.handler].bundleIdentifier < handlers[rhs.handler].bundleIdentifier
     }
@@ -78,8 +80,7 @@ public struct HandlerSelector: Sendable {
             HandlerCandidate(
                 bundleIdentifier: registry.handlers[item.reference.handler].bundleIdentifier,
                 matchedType: chain[level], rank: item.reference.rank, role: item.reference.role,
-                isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max,
-                exportsType: item.reference.exportsType)
+                isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max)
         }
         let winner = candidates[0]
         var reason = level == 0
@@ -104,7 +105,7 @@ public struct HandlerSelector: Sendable {
             let handler = registry.handlers[index]
             return HandlerCandidate(
                 bundleIdentifier: handler.bundleIdentifier, matchedType: key, rank: .default, role: .viewer,
-                isAdminDefault: handler.bundleIdentifier.lowercased() == preferred, claimsInnerType: false, exportsType: false)
+                isAdminDefault: handler.bundleIdentifier.lowercased() == preferred, claimsInnerType: false)
         }.sorted { ($0.isAdminDefault ? 0 : 1, $0.bundleIdentifier) < ($1.isAdminDefault ? 0 : 1, $1.bundleIdentifier) }
         let winner = candidates[0]
         var reason = "\(winner.bundleIdentifier) claims the URL scheme '\(key)'"
@@ -118,13 +119,12 @@ public struct HandlerSelector: Sendable {
         var inner: Int
         var adminDefault: Int
         var rank: Int
-        var ownership: Int
         var role: Int
         var bundleIdentifier: String
 
         static func < (lhs: SortKey, rhs: SortKey) -> Bool {
-            (lhs.inner, lhs.adminDefault, lhs.rank, lhs.ownership, lhs.role, lhs.bundleIdentifier)
-                < (rhs.inner, rhs.adminDefault, rhs.rank, rhs.ownership, rhs.role, rhs.bundleIdentifier)
+            (lhs.inner, lhs.adminDefault, lhs.rank, lhs.role, lhs.bundleIdentifier)
+                < (rhs.inner, rhs.adminDefault, rhs.rank, rhs.role, rhs.bundleIdentifier)
         }
     }
 
@@ -158,7 +158,7 @@ public struct HandlerSelector: Sendable {
         }
         return SortKey(
             inner: inner, adminDefault: adminDefault, rank: reference.rank.strength,
-            ownership: reference.exportsType ? 0 : 1, role: reference.role.preference,
+            role: reference.role.preference,
             bundleIdentifier: handler.bundleIdentifier)
     }
 
@@ -168,7 +168,6 @@ public struct HandlerSelector: Sendable {
         }
         if winner.isAdminDefault && !other.isAdminDefault { return "it is the administrator's default" }
         if winner.rank != other.rank { return "rank \(winner.rank.rawValue) beats \(other.rank.rawValue)" }
-        if winner.exportsType && !other.exportsType { return "it exports the type's declaration" }
         if winner.role != other.role { return "role \(winner.role.rawValue) beats \(other.role.rawValue)" }
         return "of bundle identifier order (all else equal)"
     }

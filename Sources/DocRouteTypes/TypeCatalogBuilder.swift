@@ -3,8 +3,9 @@
 /// Rules: the system's declaration of an identifier is authoritative (a handler that exports a
 /// `public.*` or other system type is reported; one that imports it is normal and silent); an
 /// exported declaration outranks an imported one; between two handlers exporting one identifier
-/// the first added wins and the second is reported. Declarations naming unknown parents are skipped
-/// and reported; edges that close a conformance cycle are dropped and reported.
+/// the first added wins and the second is reported. A parent nobody declares becomes a bare type of
+/// its own (reported), so the declaration naming it keeps it as an ancestor; edges that close a
+/// conformance cycle are dropped and reported.
 public struct TypeCatalogBuilder: Sendable {
     struct Pending: Sendable {
         var declaration: TypeDeclaration
@@ -72,28 +73,38 @@ public struct TypeCatalogBuilder: Sendable {
     public func build() -> TypeCatalog {
         var issues = self.issues
         var survivors = pending
-        // Skipping a declaration can orphan another that conforms to it, so repeat until stable.
-        while true {
-            let known = Set(survivors.map { $0.declaration.identifier.lowercased() })
-            var removed = false
-            survivors = survivors.compactMap { item in
-                let unknown = item.declaration.conformsTo.enumerated().filter { !known.contains($0.element.lowercased()) }
-                guard let first = unknown.first else { return item }
-                if item.declaration.origin == .system {
-                    // Apple's own table names a few internal parents it does not list; keep the type.
-                    var repaired = item
-                    repaired.declaration.conformsTo.removeAll { !known.contains($0.lowercased()) }
-                    return repaired
+        // A parent nobody declares stays a name the type conforms to, as with Launch Services: it
+        // gets an entry of its own (no tags, no parents), so a handler claiming it is found.
+        let known = Set(survivors.map { $0.declaration.identifier.lowercased() })
+        var named: [Pending] = []
+        var namedKeys: Set<String> = []
+        for position in survivors.indices {
+            let item = survivors[position]
+            if item.declaration.origin == .system {
+                // Apple's own table names a few internal parents it does not list; keep the type.
+                survivors[position].declaration.conformsTo.removeAll { !known.contains($0.lowercased()) }
+                continue
+            }
+            for (offset, parent) in item.declaration.conformsTo.enumerated() where !known.contains(parent.lowercased()) {
+                let keyPath = item.keyPath.map { "\($0).UTTypeConformsTo[\(offset)]" }
+                guard Self.isValidIdentifier(parent) else {
+                    // No entry for it: the edge is dropped below, as only catalog types have an index.
+                    issues.append(TypeCatalogIssue(
+                        code: .invalidValue, file: item.file, keyPath: keyPath,
+                        message: "'\(parent)' is not a valid type identifier; '\(item.declaration.identifier)' does not conform to it"))
+                    continue
                 }
                 issues.append(TypeCatalogIssue(
-                    code: .unknownParent, file: item.file,
-                    keyPath: item.keyPath.map { "\($0).UTTypeConformsTo[\(first.offset)]" },
-                    message: "'\(item.declaration.identifier)' conforms to '\(first.element)', which no one declares; the declaration is skipped (declare or import the parent type)"))
-                removed = true
-                return nil
+                    code: .unknownParent, file: item.file, keyPath: keyPath,
+                    message: "'\(item.declaration.identifier)' conforms to '\(parent)', which no one declares; it stays a name the type conforms to, with no tags or parents of its own (declare or import '\(parent)' to give it some)"))
+                if namedKeys.insert(parent.lowercased()).inserted {
+                    // Imported by the handler that names it: it describes the type without owning it.
+                    let origin = item.declaration.origin.bundleIdentifier.map { DeclarationOrigin.imported(bundleIdentifier: $0) } ?? .system
+                    named.append(Pending(declaration: TypeDeclaration(identifier: parent, origin: origin), file: item.file, keyPath: keyPath))
+                }
             }
-            if !removed { break }
         }
+        survivors += named
 
         var indexByIdentifier: [String: Int] = [:]
         for (index, item) in survivors.enumerated() {

@@ -6,8 +6,13 @@ import Foundation
 struct HandlersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handlers",
-        abstract: "List registered handlers with what they claim, and manifests that failed to load.",
-        discussion: "Exits 1 when any manifest failed, so scripts notice.")
+        abstract: "List registered handlers with what they claim, what their manifests said that was read otherwise, and manifests that failed to load.",
+        discussion: """
+            Manifests are read as Launch Services reads them: a document type with an unknown role or rank \
+            is skipped, a string stands for a one-element array, white space is trimmed, a parent type \
+            nobody declares stays a name. Each of these is a warning naming the file and the key path; \
+            the handler still loads. Exits 1 when any manifest failed to load, 0 with warnings only.
+            """)
 
     @OptionGroup var options: HandlerOptions
 
@@ -29,6 +34,9 @@ struct HandlersCommand: ParsableCommand {
                     "exportedTypes": handler.manifest.exportedTypes.map(\.identifier),
                     "importedTypes": handler.manifest.importedTypes.map(\.identifier),
                     "urlSchemes": handler.manifest.schemes,
+                    "warnings": registry.warnings.filter { $0.file == handler.manifest.file }.map {
+                        ["code": $0.code.rawValue, "keyPath": $0.keyPath, "message": $0.message]
+                    },
                 ]
             }
             let failures: [[String: Any]] = registry.failures.map { failure in
@@ -38,7 +46,10 @@ struct HandlersCommand: ParsableCommand {
             let issues: [[String: Any]] = registry.typeIssues.map {
                 ["file": JSONOutput.orNull($0.file), "keyPath": JSONOutput.orNull($0.keyPath), "code": $0.code.rawValue, "message": $0.message]
             }
-            try JSONOutput.print(["handlers": handlers, "failed": failures, "typeIssues": issues])
+            let warnings: [[String: Any]] = registry.warnings.map {
+                ["file": $0.file, "keyPath": $0.keyPath, "code": $0.code.rawValue, "message": $0.message]
+            }
+            try JSONOutput.print(["handlers": handlers, "failed": failures, "warnings": warnings, "typeIssues": issues])
         } else {
             for handler in registry.handlers {
                 print("\(handler.bundleIdentifier)\(handler.manifest.name.map { " (\($0))" } ?? "")  [\(handler.manifest.file)]")
@@ -49,12 +60,19 @@ struct HandlersCommand: ParsableCommand {
                 for type in handler.manifest.importedTypes { print("  imports \(type.identifier)") }
                 for scheme in handler.manifest.schemes { print("  scheme  \(scheme)://") }
                 print("  user    \(handler.manifest.user)\(handler.manifest.launchCommand.map { "; launched with \($0.joined(separator: " "))" } ?? "")")
+                for warning in registry.warnings where warning.file == handler.manifest.file {
+                    print("  warning \(warning.keyPath.isEmpty ? "" : warning.keyPath + ": ")\(warning.message)")
+                }
+            }
+            let handlerFiles = Set(registry.handlers.map(\.manifest.file))
+            for warning in registry.warnings where !handlerFiles.contains(warning.file) {
+                print("WARNING \(warning)")
             }
             for failure in registry.failures {
                 print("FAILED  \(failure.error)")
             }
-            for issue in registry.typeIssues {
-                print("type declaration skipped: \(issue)")
+            if !registry.warnings.isEmpty || !registry.failures.isEmpty {
+                print("\(registry.handlers.count) loaded, \(registry.warnings.count) warning\(registry.warnings.count == 1 ? "" : "s"), \(registry.failures.count) failed")
             }
             if registry.handlers.isEmpty && registry.failures.isEmpty {
                 print("no handlers in \(try options.handlersDirectory())")

@@ -37,6 +37,9 @@ struct RouteCommand: ParsableCommand {
             contentType = classification.contentType
             selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
         }
+        // What a candidate's manifest said that was read otherwise may be why it is (or is not) chosen.
+        let candidateFiles = Set(selection.candidates.compactMap { registry.handler(for: $0.bundleIdentifier)?.manifest.file })
+        let warnings = registry.warnings.filter { candidateFiles.contains($0.file) }
         if json {
             try JSONOutput.print([
                 "input": input,
@@ -46,6 +49,8 @@ struct RouteCommand: ParsableCommand {
                     ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
                 },
                 "reason": selection.reason,
+                "warnings": warnings.map { ["file": $0.file, "keyPath": $0.keyPath, "code": $0.code.rawValue, "message": $0.message] },
+                "failedManifests": registry.failures.map(\.file),
             ] as [String: Any])
         } else {
             if let contentType { print("\(input): \(contentType)") }
@@ -55,8 +60,11 @@ struct RouteCommand: ParsableCommand {
                 var notes: [String] = [candidate.rank.rawValue, candidate.role.rawValue]
                 if candidate.isAdminDefault { notes.append("admin default") }
                 if candidate.claimsInnerType { notes.append("claims inner type") }
-                if candidate.exportsType { notes.append("exports the type") }
                 print("  \(index + 1). \(candidate.bundleIdentifier) via \(candidate.matchedType) (\(notes.joined(separator: ", ")))")
+            }
+            for warning in warnings { print("  warning \(warning)") }
+            if !registry.failures.isEmpty {
+                print("  \(registry.failures.count) manifest\(registry.failures.count == 1 ? "" : "s") failed to load and took no part (docroutectl handlers says why)")
             }
         }
     }

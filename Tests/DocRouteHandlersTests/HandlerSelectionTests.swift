@@ -51,7 +51,7 @@ import Testing
         #expect(selector.select(contentType: "com.adobe.pdf").bundleIdentifier == "com.example.anything")
     }
 
-    @Test func rankThenOwnershipThenRoleThenIdentifier() throws {
+    @Test func rankThenRoleThenIdentifier() throws {
         let registry = try registry {
             try $0.write("1.plist", ManifestFixtures.handler("com.example.z-default-viewer", types: [ManifestFixtures.claim(["public.png"], rank: nil, role: "Viewer")]))
             try $0.write("2.plist", ManifestFixtures.handler("com.example.y-alternate-editor", types: [ManifestFixtures.claim(["public.png"], rank: "Alternate", role: "Editor")]))
@@ -59,32 +59,45 @@ import Testing
             try $0.write("4.plist", ManifestFixtures.handler("com.example.w-none", types: [ManifestFixtures.claim(["public.png"], rank: "None", role: "Editor")]))
             try $0.write("5.plist", ManifestFixtures.handler("com.example.a-default-editor", types: [ManifestFixtures.claim(["public.png"], rank: "Default", role: "Editor")]))
             try $0.write("6.plist", ManifestFixtures.handler("com.example.b-role-none", types: [ManifestFixtures.claim(["public.png"], rank: "Owner", role: "None")]))
+            try $0.write("7.plist", ManifestFixtures.handler("com.example.c-default-shell", types: [ManifestFixtures.claim(["public.png"], rank: "Default", role: "Shell")]))
         }
         let selection = HandlerSelector(registry: registry).select(contentType: "public.png")
         #expect(selection.candidates.map(\.bundleIdentifier) == [
-            "com.example.a-default-editor", "com.example.x-default-editor", "com.example.z-default-viewer", "com.example.y-alternate-editor",
+            "com.example.a-default-editor", "com.example.x-default-editor", "com.example.z-default-viewer",
+            "com.example.c-default-shell", "com.example.y-alternate-editor",
         ])
         #expect(selection.reason.contains("bundle identifier order"))
     }
 
-    @Test func ownerRankAndExporterBeatOthers() throws {
+    /// Exporting a type's declaration decides what the type is, never who opens it.
+    @Test(arguments: [false, true])
+    func exportingTheTypePlaysNoPartInChoosingAHandler(binary: Bool) throws {
         let registry = try registry {
             try $0.write("owner.plist", ManifestFixtures.handler("com.example.owner", types: [ManifestFixtures.claim(["com.example.doc"], rank: "Owner")], extra: [
                 "UTExportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc", "UTTypeConformsTo": ["public.data"], "UTTypeTagSpecification": ["public.filename-extension": "exdoc"]]],
-            ]))
+            ]), binary: binary)
             try $0.write("exporter.plist", ManifestFixtures.handler("com.example.b-exporter", types: [ManifestFixtures.claim(["com.example.doc2"], role: "Viewer")], extra: [
-                "UTExportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.data"]]],
-            ]))
+                "UTExportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.data"], "UTTypeTagSpecification": ["public.filename-extension": ["exdoc2"]]]],
+            ]), binary: binary)
             try $0.write("importer.plist", ManifestFixtures.handler("com.example.a-importer", types: [ManifestFixtures.claim(["com.example.doc", "com.example.doc2"], role: "Editor")], extra: [
-                "UTImportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.data"]]],
-            ]))
+                "UTImportedTypeDeclarations": [["UTTypeIdentifier": "com.example.doc2", "UTTypeConformsTo": ["public.image"], "UTTypeTagSpecification": ["public.filename-extension": ["imported"]]]],
+            ]), binary: binary)
+            try $0.write("viewer.plist", ManifestFixtures.handler("com.example.c-viewer", types: [ManifestFixtures.claim(["com.example.doc2"], role: "Viewer")]), binary: binary)
         }
         let selector = HandlerSelector(registry: registry)
-        #expect(selector.select(contentType: "com.example.doc").bundleIdentifier == "com.example.owner")
+        #expect(selector.select(contentType: "com.example.doc").bundleIdentifier == "com.example.owner", "rank Owner")
         let selection = selector.select(contentType: "com.example.doc2")
-        #expect(selection.bundleIdentifier == "com.example.b-exporter", "exporting the type beats the Editor role of an importer")
-        #expect(selection.reason.contains("exports"))
+        #expect(selection.candidates.map(\.bundleIdentifier) == ["com.example.a-importer", "com.example.b-exporter", "com.example.c-viewer"])
+        #expect(selection.reason.contains("role Editor beats Viewer"), "\(selection.reason)")
+        #expect(selector.chooseHandler(contentType: "com.example.doc2")?.bundleIdentifier == "com.example.a-importer")
+        // The exported declaration is still the type's definition: its tags and parents.
         #expect(registry.catalog.preferredType(forFilenameExtension: "exdoc") == "com.example.doc")
+        #expect(registry.catalog.preferredType(forFilenameExtension: "exdoc2") == "com.example.doc2")
+        #expect(registry.catalog.preferredType(forFilenameExtension: "imported") == nil)
+        #expect(!registry.catalog.conforms("com.example.doc2", to: "public.image"))
+        // Between two Viewers of Default rank, the exporter is first only by bundle identifier.
+        let viewers = selection.candidates.dropFirst()
+        #expect(viewers.map(\.bundleIdentifier) == ["com.example.b-exporter", "com.example.c-viewer"])
     }
 
     @Test func adminDefaultWinsOverRank() throws {

@@ -25,16 +25,19 @@ import Testing
         #expect(registry.failures.first?.file.hasSuffix("bad.plist") == true)
     }
 
+    /// Only what leaves nothing to use fails a manifest: no usable CFBundleIdentifier, and docroute's
+    /// own keys that say who receives documents and where. Everything else is a warning
+    /// (ManifestLeniencyTests).
     nonisolated(unsafe) static let badManifests: [(String, [String: Any], ManifestError.Code, String)] = [
         ("no identifier", ["CFBundleName": "x"], .missingKey, "CFBundleIdentifier"),
-        ("string for array", ["CFBundleIdentifier": "com.example.bad", "CFBundleDocumentTypes": "public.png"], .wrongType, "CFBundleDocumentTypes"),
-        ("unknown rank", ManifestFixtures.handler("com.example.bad", types: [ManifestFixtures.claim(["public.png"]), ManifestFixtures.claim(["public.png"], rank: "Boss")]), .invalidValue, "CFBundleDocumentTypes[1].LSHandlerRank"),
-        ("unknown role", ManifestFixtures.handler("com.example.bad", types: [ManifestFixtures.claim(["public.png"], role: "Printer")]), .invalidValue, "CFBundleDocumentTypes[0].CFBundleTypeRole"),
-        ("bad scheme", ManifestFixtures.handler("com.example.bad", schemes: ["todo list"]), .invalidValue, "CFBundleURLTypes[0].CFBundleURLSchemes[0]"),
-        ("scheme starting with digit", ManifestFixtures.handler("com.example.bad", schemes: ["1todo"]), .invalidValue, "CFBundleURLTypes[0].CFBundleURLSchemes[0]"),
-        ("number in types", ManifestFixtures.handler("com.example.bad", types: [["LSItemContentTypes": ["public.png", 7]]]), .wrongType, "CFBundleDocumentTypes[0].LSItemContentTypes[1]"),
+        ("identifier of white space", ["CFBundleIdentifier": " \t\n"], .missingKey, "CFBundleIdentifier"),
+        ("identifier not a string", ["CFBundleIdentifier": 7], .wrongType, "CFBundleIdentifier"),
+        ("identifier with a space", ["CFBundleIdentifier": "com.example.my app"], .invalidValue, "CFBundleIdentifier"),
+        ("unexpanded identifier", ["CFBundleIdentifier": "$(PRODUCT_BUNDLE_IDENTIFIER)"], .buildVariable, "CFBundleIdentifier"),
         ("relative container", ManifestFixtures.handler("com.example.bad", extra: ["DocRouteContainer": "relative/path"]), .invalidValue, "DocRouteContainer"),
         ("empty launch command", ManifestFixtures.handler("com.example.bad", extra: ["DocRouteLaunchCommand": [String]()]), .invalidValue, "DocRouteLaunchCommand"),
+        ("launch command word not a string", ManifestFixtures.handler("com.example.bad", extra: ["DocRouteLaunchCommand": ["/bin/viewer", 3]]), .wrongType, "DocRouteLaunchCommand[1]"),
+        ("user of the wrong type", ManifestFixtures.handler("com.example.bad", extra: ["DocRouteUser": ["nobody"]]), .wrongType, "DocRouteUser"),
     ]
 
     @Test(arguments: 0..<badManifests.count)
@@ -72,10 +75,20 @@ import Testing
         }
         #expect(registry.handler(for: "com.example.decl") != nil)
         #expect(registry.catalog.contains("com.example.ok"))
-        #expect(!registry.catalog.contains("com.example.orphan"))
+        #expect(registry.catalog.conforms("com.example.orphan", to: "com.example.missing"), "an undeclared parent no longer drops the declaration")
         #expect(Set(registry.typeIssues.compactMap(\.keyPath)) == [
             "UTExportedTypeDeclarations[1].UTTypeIdentifier", "UTExportedTypeDeclarations[2].UTTypeConformsTo[0]",
         ])
+        #expect(Set(registry.warnings.map(\.code.rawValue)) == ["missing-identifier", "unknown-parent"])
+    }
+
+    @Test func aLaunchCommandStringIsTheProgramAlone() throws {
+        let registry = try load {
+            try $0.write("l.plist", ManifestFixtures.handler("com.example.launch", extra: ["DocRouteLaunchCommand": "/usr/bin/viewer"]), binary: true)
+        }
+        #expect(registry.handler(for: "com.example.launch")?.manifest.launchCommand == ["/usr/bin/viewer"])
+        #expect(registry.warnings.map(\.keyPath) == ["DocRouteLaunchCommand"])
+        #expect(registry.warnings.first?.code == .oneElementArray)
     }
 
     @Test func linuxKeysAreRead() throws {

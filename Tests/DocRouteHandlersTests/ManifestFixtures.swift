@@ -33,6 +33,27 @@ struct ManifestFixtures {
         }
     }
 
+    /// The real-app-shaped manifests of `Fixtures/`, as written (XML) or converted to a binary
+    /// property list through Foundation, as `plutil -convert binary1` would.
+    func copyFixtures(_ names: [String], binary: Bool) throws {
+        for name in names {
+            let xml = try Data(contentsOf: URL(fileURLWithPath: Self.fixturesDirectory + "/" + name + ".plist"))
+            var data = xml
+            if binary {
+                let plist = try PropertyListSerialization.propertyList(from: xml, options: [], format: nil)
+                data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+                guard data.starts(with: Data("bplist00".utf8)) else { throw FixtureError(message: "\(name) did not convert to a binary plist") }
+            }
+            try data.write(to: URL(fileURLWithPath: directory + "/" + name + ".plist"))
+        }
+    }
+
+    struct FixtureError: Error { var message: String }
+
+    static var fixturesDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: directory)
     }

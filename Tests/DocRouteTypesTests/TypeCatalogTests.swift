@@ -68,16 +68,22 @@ import Testing
         #expect(!catalog.ancestors(of: "com.example.a").contains("com.example.a"))
     }
 
-    @Test func unknownParentSkipsTheDeclarationAndNamesTheKeyPath() {
+    @Test func anUnknownParentStaysANameAndIsReportedWithItsKeyPath() {
         var builder = TypeCatalogBuilder.withSystemTypes()
-        builder.add(TypeDeclaration(identifier: "com.example.orphan", conformsTo: ["public.data", "com.example.nowhere"], origin: .exported(bundleIdentifier: "x")), file: "h.plist", keyPath: "UTExportedTypeDeclarations[3]")
+        builder.add(TypeDeclaration(identifier: "com.example.orphan", conformsTo: ["public.data", "com.example.nowhere"], filenameExtensions: ["orph"], origin: .exported(bundleIdentifier: "x")), file: "h.plist", keyPath: "UTExportedTypeDeclarations[3]")
         builder.add(TypeDeclaration(identifier: "com.example.child", conformsTo: ["com.example.orphan"], origin: .exported(bundleIdentifier: "x")), file: "h.plist", keyPath: "UTExportedTypeDeclarations[4]")
+        builder.add(TypeDeclaration(identifier: "com.example.sibling", conformsTo: ["com.example.NOWHERE", "not a type"], origin: .imported(bundleIdentifier: "y")), file: "i.plist", keyPath: "UTImportedTypeDeclarations[0]")
         let catalog = builder.build()
-        #expect(!catalog.contains("com.example.orphan"))
-        #expect(!catalog.contains("com.example.child"), "a child of a skipped type is skipped too")
-        let issue = catalog.issues.first { $0.code == .unknownParent }
-        #expect(issue?.keyPath == "UTExportedTypeDeclarations[3].UTTypeConformsTo[1]")
-        #expect(issue?.description.contains("com.example.nowhere") == true)
+        #expect(catalog.preferredType(forFilenameExtension: "orph") == "com.example.orphan")
+        #expect(catalog.conforms("com.example.orphan", to: "com.example.nowhere"))
+        #expect(catalog.conforms("com.example.orphan", to: "public.data"))
+        #expect(catalog.conforms("com.example.child", to: "com.example.nowhere"), "a child of the type keeps the name too")
+        #expect(catalog.conforms("com.example.sibling", to: "com.example.nowhere"), "one entry for the name, whatever its case")
+        #expect(catalog.declaration(for: "com.example.nowhere")?.origin == .imported(bundleIdentifier: "x"))
+        let unknown = catalog.issues.filter { $0.code == .unknownParent }
+        #expect(unknown.map(\.keyPath) == ["UTExportedTypeDeclarations[3].UTTypeConformsTo[1]", "UTImportedTypeDeclarations[0].UTTypeConformsTo[0]"])
+        #expect(unknown.first?.description.contains("com.example.nowhere") == true)
+        #expect(catalog.issues.contains { $0.code == .invalidValue && $0.keyPath == "UTImportedTypeDeclarations[0].UTTypeConformsTo[1]" })
     }
 
     @Test func exportedOutranksImportedWhicheverComesFirst() {
