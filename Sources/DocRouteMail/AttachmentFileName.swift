@@ -11,6 +11,20 @@ public enum AttachmentFileName {
     /// The longest name, in UTF-8 bytes (Linux file systems' limit).
     public static let maximumBytes = 255
 
+    /// The name of an attached message, always ending in `.eml` (so it is typed as one, as mail
+    /// clients save it): the part's own name (`.eml` added when it has another ending), else the
+    /// message's subject, else `message.eml`.
+    public static func forMessage(name: String?, subject: String?) -> String {
+        if let name, !name.isEmpty {
+            return name.lowercased().hasSuffix(".eml") ? sanitize(name) : sanitize(name + ".eml")
+        }
+        if let subject, !subject.isEmpty {
+            let named = sanitize(subject + ".eml")
+            if named != ".eml" && named != "eml" { return named }
+        }
+        return "message.eml"
+    }
+
     /// The safe name for `original`.
     public static func sanitize(_ original: String) -> String {
         var scalars: [Unicode.Scalar] = []
