@@ -15,18 +15,23 @@ public enum AttachmentFileName {
     /// clients save it): the part's own name (`.eml` added when it has another ending), else the
     /// message's subject, else `message.eml`.
     public static func forMessage(name: String?, subject: String?) -> String {
-        if let name, !name.isEmpty {
-            return name.lowercased().hasSuffix(".eml") ? sanitize(name) : sanitize(name + ".eml")
-        }
-        if let subject, !subject.isEmpty {
-            let named = sanitize(subject + ".eml")
-            if named != ".eml" && named != "eml" { return named }
+        for candidate in [name, subject] {
+            // A name or subject of which nothing survives (`...`, control characters) gives way.
+            guard let candidate, let safe = sanitized(candidate) else { continue }
+            if safe.lowercased().hasSuffix(".eml") { return safe }
+            // Sanitising again keeps `.eml` whole: the cut for length spares a short extension.
+            return sanitized(safe + ".eml") ?? "message.eml"
         }
         return "message.eml"
     }
 
     /// The safe name for `original`.
     public static func sanitize(_ original: String) -> String {
+        sanitized(original) ?? fallback
+    }
+
+    /// The safe name for `original`, or nil when nothing of it survives.
+    static func sanitized(_ original: String) -> String? {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(original.unicodeScalars.count)
         for scalar in original.unicodeScalars {
@@ -49,7 +54,7 @@ public enum AttachmentFileName {
         while end > start, isSpace(scalars[end - 1]) { end -= 1 }
         var name = String(String.UnicodeScalarView(scalars[start..<end]))
         if name.utf8.count > maximumBytes { name = shortened(name) }
-        return name.isEmpty ? fallback : name
+        return name.isEmpty ? nil : name
     }
 
     static func isSpace(_ scalar: Unicode.Scalar) -> Bool {

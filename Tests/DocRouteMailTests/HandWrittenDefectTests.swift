@@ -136,6 +136,10 @@ import Testing
         #expect(AttachmentFileName.forMessage(name: nil, subject: "../../etc/passwd") == "_._etc_passwd.eml")
         #expect(AttachmentFileName.forMessage(name: nil, subject: "") == "message.eml")
         #expect(AttachmentFileName.forMessage(name: nil, subject: "\u{1}") == "message.eml")
+        #expect(AttachmentFileName.forMessage(name: ".eml", subject: "s") == "eml.eml")
+        #expect(AttachmentFileName.forMessage(name: "...", subject: "Hello") == "Hello.eml")
+        let long = AttachmentFileName.forMessage(name: String(repeating: "é", count: 300), subject: nil)
+        #expect(long.hasSuffix(".eml") && long.utf8.count <= 255)
     }
 
     @Test func damageWordsAreThoseOfTheProtocol() {
