@@ -275,7 +275,16 @@ extension MailParser {
     mutating func handleBoundary(_ match: (index: Int, isClose: Bool)) throws {
         // The line break before a boundary line belongs to the boundary (RFC 2046).
         let contentEnd = boundaryLineStart - Int64(mode == .headers ? previousHeaderEnding.count : pendingLineEnding.count)
-        if mode == .headers { header = MailHeaderSection() }
+        if mode == .headers {
+            // A forwarded message cut inside its header still names its .eml after its subject.
+            if target.isMessage, let last = openMessages.indices.last, !openMessages[last].headerSeen,
+               openMessages[last].innerDepth == target.depth {
+                header.commit()
+                openMessages[last].headerSeen = true
+                openMessages[last].subject = header.envelope.subject
+            }
+            header = MailHeaderSection()
+        }
         let ownBoundary = leaf.map { $0.frameCount == match.index + 1 } ?? true
         try endLeaf(extraDamage: ownBoundary ? [] : .unterminated)
         try closeAttachedMessages(outside: match.index, end: contentEnd)
