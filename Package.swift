@@ -96,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "docroutectl",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore", "DocRouteMail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -105,8 +105,8 @@ extension IntakePipeline {
         var path: String
         /// Deliveries of this message, as indices into the batch's deliveries.
         var deliveries: [Int] = []
-        /// A part could not be delivered for good (its bytes are incomplete): leave the message in
-        /// `new/` so a person sees it, and report it once.
+        /// Nothing in the message could be recovered (its damaged parts decoded to nothing, and no
+        /// other part was delivered): leave it in `new/` so a person sees it, and report it once.
         var incomplete = false
     }
 
@@ -162,6 +162,7 @@ extension IntakePipeline {
             let messageKey = envelope.messageID ?? "maildir:" + String(decoding: MaildirMessageName.unique(arrival.name), as: UTF8.self)
             let done = (try? await backend.deliveredParts(messageID: messageKey, mailbox: SandboxName.sanitizedComponent(mailbox))) ?? []
             var message = MessageInProgress(arrival: arrival, newFolder: newFD, path: path)
+            var unrecoverable: [MaildirAttachment] = []
             for info in extraction.oversized {
                 logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
                     "path": "\(path)", "part": "\(info.partPath)", "name": "\(info.fileName)",
@@ -172,12 +173,9 @@ extension IntakePipeline {
                     reader.discard(attachment.temporaryName)
                     continue
                 }
-                if attachment.damage.isContentIncomplete {
+                if attachment.isUnrecoverable {
                     reader.discard(attachment.temporaryName)
-                    message.incomplete = true
-                    reportOnce(path + "#" + attachment.partPath, inbox: arrival.folder.inbox, identity: identity,
-                               "attachment not delivered: its encoding is cut short (\(attachment.damage)); the message stays in new/",
-                               part: attachment.partPath)
+                    unrecoverable.append(attachment)
                     continue
                 }
                 guard let delivery = attachmentDelivery(attachment, mailbox: mailbox, messageKey: messageKey, inbox: inbox,
@@ -185,8 +183,26 @@ extension IntakePipeline {
                     reader.discard(attachment.temporaryName)
                     continue
                 }
+                if !attachment.damage.isEmpty {
+                    // Delivered with what decoded, as a mail client shows it; the annotation says so.
+                    logger.warning("attachment delivered damaged (\(attachment.damage))", metadata: [
+                        "path": "\(path)", "part": "\(attachment.partPath)", "name": "\(attachment.fileName)",
+                        "damage": "\(attachment.damage)",
+                    ])
+                }
                 message.deliveries.append(deliveries.count)
                 deliveries.append(delivery)
+            }
+            if !unrecoverable.isEmpty {
+                let parts = unrecoverable.map { "\($0.partPath) (\($0.fileName): \($0.damage))" }.joined(separator: ", ")
+                if extraction.nothingRecoverable {
+                    // Nothing at all came out of it: keep it unread where a person will look.
+                    message.incomplete = true
+                    reportOnce(path, inbox: arrival.folder.inbox, identity: identity,
+                               "message left in new/: nothing in it can be recovered; part \(parts) decoded to no bytes")
+                } else {
+                    logger.warning("attachment skipped: it decoded to no bytes", metadata: ["path": "\(path)", "part": "\(parts)"])
+                }
             }
             messages.append(message)
         }
@@ -241,12 +257,13 @@ extension IntakePipeline {
         messagePath: String, reader: MaildirMessageReader, snapshot: RoutingDaemon.Routing
     ) -> DocumentDelivery? {
         let name = Array(attachment.temporaryName.utf8)
-        guard case .success(let file) = IntakeFile.open(name: name, in: reader.scratchNumber, maxSize: .max) else {
+        guard let route = MaildirAttachmentRoute.route(attachment, scratch: reader.scratchNumber, engine: snapshot.engine, selector: snapshot.selector) else {
             logger.error("attachment scratch file vanished", metadata: ["path": "\(attachment.temporaryPath)"])
             return nil
         }
-        let classification = snapshot.engine.classify(filename: attachment.fileName, head: file.head, mimeHint: attachment.mimeType)
-        guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
+        let file = route.file
+        let classification = route.classification
+        guard let handler = route.handler else {
             close(file.descriptor)
             logger.warning("attachment skipped: no handler claims \(classification.contentType)", metadata: [
                 "message-id": "attachment-skipped", "path": "\(messagePath)", "part": "\(attachment.partPath)",
@@ -257,7 +274,7 @@ extension IntakePipeline {
         var annotation = attachment.annotation
         annotation["mailbox"] = .string(mailbox)
         annotation["size"] = .integer(file.size)
-        if !attachment.damage.isEmpty { annotation["damage"] = .string("\(attachment.damage)") }
+        if !attachment.damage.isEmpty { annotation["damage"] = .array(attachment.damage.words.map(PropertyListValue.string)) }
         let container = handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier
         return DocumentDelivery(
             source: file, sourceFolder: reader.scratchNumber, sourceName: name, sourcePath: attachment.temporaryPath,

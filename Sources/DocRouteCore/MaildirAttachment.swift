@@ -11,8 +11,11 @@ public struct MaildirAttachment: Sendable, Hashable {
     public var temporaryPath: String
     /// The safe file name to type and deliver under (``AttachmentFileName``).
     public var fileName: String
-    /// The part's `Content-Type` without parameters (`application/pdf`): the MIME hint for typing.
+    /// The part's `Content-Type` without parameters (`application/pdf`): the MIME hint for typing
+    /// (``MailAttachmentInfo/mimeType``).
     public var mimeType: String
+    /// Whether the part had no `Content-Type` (``mimeType`` is RFC 2045's default): no hint then.
+    public var mimeTypeIsDefault: Bool
     /// Decoded size in bytes (the temporary file's size).
     public var size: Int64
     /// The IMAP part path (`2`, `3.1`): with the Message-ID, the attachment's identity across runs.
@@ -30,8 +33,9 @@ public struct MaildirAttachment: Sendable, Hashable {
     public init(
         temporaryName: String, temporaryPath: String, fileName: String, mimeType: String, size: Int64,
         partPath: String, damage: AttachmentDamage, envelope: MailEnvelope, enclosingMessage: MailEnvelope?,
-        originalFilename: String
+        originalFilename: String, mimeTypeIsDefault: Bool = false
     ) {
+        self.mimeTypeIsDefault = mimeTypeIsDefault
         self.temporaryName = temporaryName
         self.temporaryPath = temporaryPath
         self.fileName = fileName
@@ -43,6 +47,13 @@ public struct MaildirAttachment: Sendable, Hashable {
         self.enclosingMessage = enclosingMessage
         self.originalFilename = originalFilename
     }
+
+    /// The MIME type typing takes as a hint: the part's own, none when it gave none.
+    public var mimeHint: String? { mimeTypeIsDefault ? nil : mimeType }
+
+    /// Whether nothing of the part could be recovered: it was damaged and decoded to no bytes. Such a
+    /// part is not delivered (an empty file helps nobody); a damaged part with bytes is, flagged.
+    public var isUnrecoverable: Bool { size == 0 && !damage.isEmpty }
 
     /// The annotation values the mail contributes: `from`, `subject`, `messageID`, `date` (each only
     /// when the message has it), `originalFilename` and `partPath`. The intake adds `mailbox` and `size`.

@@ -52,7 +52,9 @@ public struct MaildirAttachmentExtractor: Sendable {
         messagePath: String,
         wanted: @escaping (MailAttachmentInfo) -> Bool = { _ in true }
     ) throws -> MaildirExtraction {
-        let sink = MaildirScratchSink(scratch: scratch, scratchPath: scratchPath, maximumSize: maximumAttachmentSize, wanted: wanted, logger: logger)
+        let sink = MaildirScratchSink(
+            scratch: scratch, scratchPath: scratchPath, message: message, messagePath: messagePath,
+            maximumSize: maximumAttachmentSize, wanted: wanted, logger: logger)
         var parser = MailParser(sink: sink, limits: limits)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -73,6 +75,12 @@ public struct MaildirAttachmentExtractor: Sendable {
         for problem in summary.problems {
             logger.debug("mail problem: \(problem)", metadata: ["path": "\(messagePath)"])
         }
-        return MaildirExtraction(summary: summary, attachments: sink.attachments, oversized: sink.oversized)
+        // An attached message is complete only after the attachments inside it: put it back in
+        // message order, before them, as the summary lists the parts.
+        let order = Dictionary(summary.attachments.enumerated().map { ($1.info.partPath, $0) }, uniquingKeysWith: { first, _ in first })
+        let attachments = sink.attachments.enumerated().sorted {
+            (order[$0.element.partPath] ?? Int.max, $0.offset) < (order[$1.element.partPath] ?? Int.max, $1.offset)
+        }.map(\.element)
+        return MaildirExtraction(summary: summary, attachments: attachments, oversized: sink.oversized)
     }
 }

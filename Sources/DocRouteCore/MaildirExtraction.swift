@@ -25,6 +25,13 @@ public struct MaildirExtraction: Sendable {
         self.oversized = oversized
     }
 
+    /// Whether nothing in the message can be recovered: it has parts that were damaged and decoded
+    /// to no bytes (``MaildirAttachment/isUnrecoverable``), and no other part. The daemon leaves
+    /// such a message unread in `new/`; a message with anything recovered moves to `cur/`.
+    public var nothingRecoverable: Bool {
+        oversized.isEmpty && !attachments.isEmpty && attachments.allSatisfy(\.isUnrecoverable)
+    }
+
     /// Removes the temporary files of the attachments still there (those not delivered); a file
     /// already gone is fine.
     public func removeTemporaryFiles(in scratch: FileDescriptor) {

@@ -11,8 +11,27 @@ public enum AttachmentFileName {
     /// The longest name, in UTF-8 bytes (Linux file systems' limit).
     public static let maximumBytes = 255
 
+    /// The name of an attached message, always ending in `.eml` (so it is typed as one, as mail
+    /// clients save it): the part's own name (`.eml` added when it has another ending), else the
+    /// message's subject, else `message.eml`.
+    public static func forMessage(name: String?, subject: String?) -> String {
+        for candidate in [name, subject] {
+            // A name or subject of which nothing survives (`...`, control characters) gives way.
+            guard let candidate, let safe = sanitized(candidate) else { continue }
+            if safe.lowercased().hasSuffix(".eml") { return safe }
+            // Sanitising again keeps `.eml` whole: the cut for length spares a short extension.
+            return sanitized(safe + ".eml") ?? "message.eml"
+        }
+        return "message.eml"
+    }
+
     /// The safe name for `original`.
     public static func sanitize(_ original: String) -> String {
+        sanitized(original) ?? fallback
+    }
+
+    /// The safe name for `original`, or nil when nothing of it survives.
+    static func sanitized(_ original: String) -> String? {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(original.unicodeScalars.count)
         for scalar in original.unicodeScalars {
@@ -35,7 +54,7 @@ public enum AttachmentFileName {
         while end > start, isSpace(scalars[end - 1]) { end -= 1 }
         var name = String(String.UnicodeScalarView(scalars[start..<end]))
         if name.utf8.count > maximumBytes { name = shortened(name) }
-        return name.isEmpty ? fallback : name
+        return name.isEmpty ? nil : name
     }
 
     static func isSpace(_ scalar: Unicode.Scalar) -> Bool {

@@ -12,4 +12,18 @@ public protocol AttachmentSink: AnyObject {
     func attachmentBytes(_ bytes: UnsafeRawBufferPointer) throws
     /// The current attachment is complete: `size` decoded bytes, with `damage` (empty when none).
     func endAttachment(_ info: MailAttachmentInfo, size: Int64, damage: AttachmentDamage) throws
+    /// An attached message (a `message/rfc822` part that is not encoded) ended: its bytes, exactly
+    /// as they are in the input, are at `range` (absolute offsets of what was fed). Return whether
+    /// it was taken. The parser does not pass these bytes itself: they hold the bytes of the
+    /// attachments inside that message, which are decoded and passed as usual (between this
+    /// message's start and this call), so a sink that can read the input again copies the range.
+    /// `info.fileName` ends in `.eml`. Called after the attachments inside it, innermost first.
+    func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool
+}
+
+extension AttachmentSink {
+    /// By default attached messages are not taken (only listed in the ``MailSummary``).
+    public func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool {
+        false
+    }
 }

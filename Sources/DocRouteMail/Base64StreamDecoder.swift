@@ -2,7 +2,8 @@
 ///
 /// Whitespace is skipped; characters outside the alphabet are skipped and counted; `=` ends a
 /// quantum (and decoding carries on after it, as concatenated encodings need). Input that stops
-/// inside a quantum is reported by ``finish(into:)`` as truncated.
+/// inside a quantum is reported by ``finish(into:)``: two or three characters still give their whole
+/// bytes (only the `=` padding is missing); one character is bits lost (``leftoverIsUnusable``).
 struct Base64StreamDecoder {
     private var accumulator: UInt32 = 0
     private var pending = 0
@@ -90,15 +91,16 @@ struct Base64StreamDecoder {
         return written
     }
 
-    /// Ends the input: writes what a partial final quantum holds (at most 2 bytes). `truncated` when
-    /// the input stopped inside a quantum, without its padding.
-    mutating func finish(into output: UnsafeMutableRawPointer) -> (produced: Int, truncated: Bool) {
-        let truncated = pending != 0
+    /// Ends the input: writes what a partial final quantum holds (at most 2 bytes). `unpadded` when
+    /// the input stopped after two or three characters of a quantum, without its `=` padding: the
+    /// bytes are whole, as a decoder that adds the padding back finds them.
+    mutating func finish(into output: UnsafeMutableRawPointer) -> (produced: Int, unpadded: Bool) {
+        let unpadded = pending == 2 || pending == 3
         let produced = Self.flushPartial(accumulator, pending, into: output.assumingMemoryBound(to: UInt8.self))
         if pending == 1 { brokenPadding = true }
         pending = 0
         accumulator = 0
-        return (produced, truncated)
+        return (produced, unpadded)
     }
 
     /// Whether the last ``finish(into:)`` or a `=` found a quantum of one character: bits were lost.

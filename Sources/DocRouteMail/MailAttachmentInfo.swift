@@ -19,8 +19,12 @@ public struct MailAttachmentInfo: Sendable, Hashable {
     /// Data for display and annotations, never for a path.
     public var originalFileName: String?
     /// The part's `Content-Type` without parameters, lowercased (`application/pdf`): a hint for typing.
-    /// `application/octet-stream` when the header is missing or malformed.
+    /// When the part has no `Content-Type`, RFC 2045's default as Python's `email` gives it
+    /// (`text/plain`; ``mimeTypeIsDefault``); `application/octet-stream` when the header is malformed.
     public var mimeType: String
+    /// Whether ``mimeType`` is only the default of a part without `Content-Type`: the mail said
+    /// nothing of the type, so typing takes no hint from it.
+    public var mimeTypeIsDefault: Bool
     /// The part's disposition.
     public var disposition: Disposition
     /// The part's `Content-Transfer-Encoding`, lowercased (`base64`, `quoted-printable`, `7bit`).
@@ -34,8 +38,9 @@ public struct MailAttachmentInfo: Sendable, Hashable {
     /// Creates an attachment description.
     public init(
         partPath: String, fileName: String, originalFileName: String?, mimeType: String, disposition: Disposition,
-        transferEncoding: String, message: MailEnvelope, enclosingMessage: MailEnvelope?
+        transferEncoding: String, message: MailEnvelope, enclosingMessage: MailEnvelope?, mimeTypeIsDefault: Bool = false
     ) {
+        self.mimeTypeIsDefault = mimeTypeIsDefault
         self.partPath = partPath
         self.fileName = fileName
         self.originalFileName = originalFileName

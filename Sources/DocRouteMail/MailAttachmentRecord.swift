@@ -8,4 +8,19 @@ public struct MailAttachmentRecord: Sendable, Hashable {
     public var size: Int64
     /// What was wrong with it.
     public var damage: AttachmentDamage
+    /// For an attached message (a `message/rfc822` part, not encoded), where its bytes are in the
+    /// input, as absolute offsets: exactly the message as it was attached. Nil for other attachments.
+    public var byteRange: Range<Int64>?
+
+    /// Creates a record.
+    public init(info: MailAttachmentInfo, wanted: Bool, size: Int64, damage: AttachmentDamage, byteRange: Range<Int64>? = nil) {
+        self.info = info
+        self.wanted = wanted
+        self.size = size
+        self.damage = damage
+        self.byteRange = byteRange
+    }
+
+    /// Whether this is an attached message whose bytes the parser located rather than decoded.
+    public var isAttachedMessage: Bool { byteRange != nil }
 }

@@ -33,6 +33,21 @@ extension MailParser {
         case identity, base64, quotedPrintable
     }
 
+    /// An attached message (`message/rfc822` part) whose bytes are running.
+    struct OpenMessage {
+        /// Its record in ``MailParser/attachments``.
+        var recordIndex: Int
+        /// How many multiparts were open when its part began: a boundary of one of them ends it.
+        var frameCount: Int
+        /// Where its bytes start (just after its part's header).
+        var start: Int64
+        /// The depth of the message inside, whose header gives the subject.
+        var innerDepth: Int
+        /// That message's subject, once its header is read (a name for a part that gives none).
+        var subject: String?
+        var headerSeen = false
+    }
+
     /// The wanted attachment being decoded (its decoding state is in the parser itself).
     struct Leaf {
         var info: MailAttachmentInfo
@@ -72,6 +87,10 @@ extension MailParser {
                 }
             } else {
                 contentEnvelope = section.envelope
+                if let last = openMessages.indices.last, !openMessages[last].headerSeen, openMessages[last].innerDepth == entity.depth {
+                    openMessages[last].headerSeen = true
+                    openMessages[last].subject = section.envelope.subject
+                }
             }
         }
         if entity.depth > limits.maximumDepth {
@@ -99,7 +118,12 @@ extension MailParser {
             return
         }
         let isEncoded = transferEncoding == "base64" || transferEncoding == "quoted-printable"
-        if (structuralType == "message/rfc822" || structuralType == "message/global"), !isEncoded {
+        if Self.isMessageType(structuralType), !isEncoded {
+            try beginAttachedMessage(
+                path: entity.isMessage ? Self.join(entity.path, 1) : entity.path, mimeType: structuralType,
+                contentType: contentType, section: section, transferEncoding: transferEncoding,
+                frameCount: entity.frameCount, innerDepth: entity.depth + 1, enclosingMessage: contentEnvelope
+            )
             target = EntityTarget(
                 path: entity.isMessage ? Self.join(entity.path, 1) : entity.path,
                 depth: entity.depth + 1, isMessage: true, defaultType: "text/plain",
@@ -110,7 +134,7 @@ extension MailParser {
         }
         try beginLeaf(
             path: entity.isMessage ? Self.join(entity.path, 1) : entity.path,
-            mimeType: section.contentType == nil ? "application/octet-stream" : (mediaType ?? "application/octet-stream"),
+            mimeType: section.contentType == nil ? entity.defaultType : (mediaType ?? "application/octet-stream"),
             contentType: contentType, section: section, transferEncoding: transferEncoding,
             frameCount: entity.frameCount, enclosingMessage: contentEnvelope
         )
@@ -122,19 +146,17 @@ extension MailParser {
         transferEncoding: String, frameCount: Int, enclosingMessage: MailEnvelope?
     ) throws {
         let disposition = section.contentDisposition.map { MIMEHeaderValue(parsing: $0) }
-        var name = disposition?.parameters.text(for: "filename")
-        if name?.isEmpty ?? true { name = contentType?.parameters.text(for: "name") }
-        if name?.isEmpty ?? false { name = nil }
-        let kind: MailAttachmentInfo.Disposition = switch disposition?.value {
-        case "attachment": .attachment
-        case "inline": .inline
-        default: .unspecified
-        }
-        guard kind == .attachment || name != nil else { return }
+        let name = Self.fileName(disposition: disposition, contentType: contentType)
+        let kind = Self.kind(of: disposition)
+        // A forwarded message in base64 or quoted-printable is an attached message all the same.
+        let isMessage = Self.isMessageType(mimeType)
+        guard kind == .attachment || name != nil || isMessage else { return }
         let info = MailAttachmentInfo(
-            partPath: path, fileName: AttachmentFileName.sanitize(name ?? ""), originalFileName: name,
+            partPath: path,
+            fileName: isMessage ? AttachmentFileName.forMessage(name: name, subject: nil) : AttachmentFileName.sanitize(name ?? ""),
+            originalFileName: name,
             mimeType: mimeType, disposition: kind, transferEncoding: transferEncoding,
-            message: envelope, enclosingMessage: enclosingMessage
+            message: envelope, enclosingMessage: enclosingMessage, mimeTypeIsDefault: section.contentType == nil
         )
         let wanted = try sink.beginAttachment(info)
         attachments.append(MailAttachmentRecord(info: info, wanted: wanted, size: 0, damage: []))
@@ -151,6 +173,64 @@ extension MailParser {
         decodedSize = 0
     }
 
+    static func isMessageType(_ mimeType: String) -> Bool {
+        mimeType == "message/rfc822" || mimeType == "message/global"
+    }
+
+    /// The part's file name: Content-Disposition's `filename`, else Content-Type's `name` (as mail
+    /// clients and Python's `get_filename` look); nil when neither gives one.
+    static func fileName(disposition: MIMEHeaderValue?, contentType: MIMEHeaderValue?) -> String? {
+        var name = disposition?.parameters.text(for: "filename")
+        if name?.isEmpty ?? true { name = contentType?.parameters.text(for: "name") }
+        return name?.isEmpty ?? true ? nil : name
+    }
+
+    static func kind(of disposition: MIMEHeaderValue?) -> MailAttachmentInfo.Disposition {
+        switch disposition?.value {
+        case "attachment": .attachment
+        case "inline": .inline
+        default: .unspecified
+        }
+    }
+
+    /// A `message/rfc822` part begins (not encoded: its body is a message, parsed next). Every
+    /// such part is an attachment, as mail clients list it, whatever its disposition; its bytes are
+    /// located, not decoded, and handed over when it ends (``closeAttachedMessages(outside:end:)``).
+    mutating func beginAttachedMessage(
+        path: String, mimeType: String, contentType: MIMEHeaderValue?, section: MailHeaderSection,
+        transferEncoding: String, frameCount: Int, innerDepth: Int, enclosingMessage: MailEnvelope?
+    ) throws {
+        let disposition = section.contentDisposition.map { MIMEHeaderValue(parsing: $0) }
+        let name = Self.fileName(disposition: disposition, contentType: contentType)
+        let info = MailAttachmentInfo(
+            partPath: path, fileName: AttachmentFileName.forMessage(name: name, subject: nil), originalFileName: name,
+            mimeType: mimeType, disposition: Self.kind(of: disposition), transferEncoding: transferEncoding,
+            message: envelope, enclosingMessage: enclosingMessage
+        )
+        attachments.append(MailAttachmentRecord(info: info, wanted: false, size: 0, damage: []))
+        openMessages.append(OpenMessage(recordIndex: attachments.count - 1, frameCount: frameCount, start: bodyStart, innerDepth: innerDepth))
+    }
+
+    /// Ends the attached messages that a boundary of the multipart at `index` ends (-1: the end of
+    /// the input ends them all): their bytes run to `end`. One ended by an outer boundary, or by
+    /// the end of the input inside a multipart, was not closed by its own boundary: `unterminated`.
+    mutating func closeAttachedMessages(outside index: Int, end: Int64) throws {
+        while let open = openMessages.last, open.frameCount > index {
+            openMessages.removeLast()
+            let range = open.start..<max(open.start, end)
+            let damage: AttachmentDamage = open.frameCount > index + 1 ? .unterminated : []
+            var info = attachments[open.recordIndex].info
+            if info.originalFileName == nil {
+                info.fileName = AttachmentFileName.forMessage(name: nil, subject: open.subject)
+            }
+            attachments[open.recordIndex].info = info
+            attachments[open.recordIndex].size = Int64(range.count)
+            attachments[open.recordIndex].damage = damage
+            attachments[open.recordIndex].byteRange = range
+            attachments[open.recordIndex].wanted = try sink.attachedMessage(info, bytes: range, damage: damage)
+        }
+    }
+
     /// The current attachment's bytes are over: flush its decoder and tell the sink.
     mutating func endLeaf(extraDamage: AttachmentDamage) throws {
         guard let finished = leaf, let encoding = decoding else { return }
@@ -164,7 +244,13 @@ extension MailParser {
             let ending = base64.finish(into: destination)
             outputCount += ending.produced
             decodedSize += Int64(ending.produced)
-            if ending.truncated || base64.leftoverIsUnusable { damage.insert(.truncatedEncoding) }
+            if base64.leftoverIsUnusable {
+                damage.insert(.truncatedEncoding)
+            } else if ending.unpadded {
+                // Padding missing at the end of a part that was closed properly: a sloppy encoder,
+                // every byte is there. In a part cut short, the missing padding is the cut.
+                damage.insert(extraDamage.contains(.unterminated) ? .truncatedEncoding : .badPadding)
+            }
             if base64.invalidCharacters > 0 { damage.insert(.invalidCharacters) }
         case .quotedPrintable:
             let produced = quotedPrintable.finish(into: destination)
@@ -179,14 +265,29 @@ extension MailParser {
         if damage.contains(.truncatedEncoding) {
             record(.truncatedEncoding, finished.info.partPath, "the base64 of \(finished.info.fileName) is cut short; bytes are missing")
         }
+        if damage.contains(.badPadding) {
+            record(.badPadding, finished.info.partPath, "the base64 of \(finished.info.fileName) lacks its final padding; every byte was decoded")
+        }
         try sink.endAttachment(finished.info, size: decodedSize, damage: damage)
     }
 
     /// A boundary line of the open multipart at `index` (closing it when `isClose`).
     mutating func handleBoundary(_ match: (index: Int, isClose: Bool)) throws {
-        if mode == .headers { header = MailHeaderSection() }
+        // The line break before a boundary line belongs to the boundary (RFC 2046).
+        let contentEnd = boundaryLineStart - Int64(mode == .headers ? previousHeaderEnding.count : pendingLineEnding.count)
+        if mode == .headers {
+            // A forwarded message cut inside its header still names its .eml after its subject.
+            if target.isMessage, let last = openMessages.indices.last, !openMessages[last].headerSeen,
+               openMessages[last].innerDepth == target.depth {
+                header.commit()
+                openMessages[last].headerSeen = true
+                openMessages[last].subject = header.envelope.subject
+            }
+            header = MailHeaderSection()
+        }
         let ownBoundary = leaf.map { $0.frameCount == match.index + 1 } ?? true
         try endLeaf(extraDamage: ownBoundary ? [] : .unterminated)
+        try closeAttachedMessages(outside: match.index, end: contentEnd)
         if match.index + 1 < frames.count {
             for frame in frames[(match.index + 1)...].reversed() {
                 record(.unterminatedMultipart, frame.prefix, "the multipart at part \(frame.prefix) has no closing boundary; an outer boundary ended it")

@@ -79,6 +79,21 @@ public struct MailParser: ~Copyable {
     var failed = false
     var finished = false
 
+    // Absolute input offsets, to say where an attached message's bytes are (they overlap the bytes
+    // of the attachments inside it, so they are located rather than copied).
+    /// Where the current chunk starts in the input.
+    var chunkBase: Int64 = 0
+    /// Just after the header line being processed, its break included.
+    var headerLineEnd: Int64 = 0
+    /// The break of the line before the header line being processed.
+    var previousHeaderEnding = LineEnding.none
+    /// Where the body of the entity whose header just ended starts.
+    var bodyStart: Int64 = 0
+    /// Where the boundary line being handled starts.
+    var boundaryLineStart: Int64 = 0
+    /// Attached messages (`message/rfc822` parts) whose bytes are still running, outermost first.
+    var openMessages: [OpenMessage] = []
+
     /// The largest slice decoded in one step (the output buffer holds two).
     static let pieceLimit = 64 * 1024
 
@@ -92,6 +107,7 @@ public struct MailParser: ~Copyable {
     /// ``finish()``), the parser ignores further input.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws {
         guard !failed, !finished, let base = bytes.baseAddress, bytes.count > 0 else { return }
+        chunkBase = byteCount
         byteCount += Int64(bytes.count)
         let chunk = UnsafeRawBufferPointer(start: base, count: bytes.count)
         var position = 0
@@ -149,13 +165,17 @@ public struct MailParser: ~Copyable {
         }
         var line: [UInt8] = []
         swap(&line, &lineBuffer)
+        headerLineEnd = chunkBase + Int64(end) + 1
         try processHeaderLine(line[...], ending: ending)
         return end + 1
     }
 
     /// One complete header line (without its break).
     mutating func processHeaderLine(_ line: ArraySlice<UInt8>, ending: LineEnding) throws {
+        defer { previousHeaderEnding = ending }
+        let lineStart = headerLineEnd - Int64(line.count + ending.count)
         if line.isEmpty {
+            bodyStart = headerLineEnd
             try endHeader()
             return
         }
@@ -164,6 +184,7 @@ public struct MailParser: ~Copyable {
             return
         }
         if line.count >= 2, line.first == 0x2D, let match = matchBoundary(line) {
+            boundaryLineStart = lineStart
             try handleBoundary(match)
             return
         }
@@ -176,6 +197,7 @@ public struct MailParser: ~Copyable {
             return
         }
         // Not a field: the header ended without its blank line, and this line is the body's first.
+        bodyStart = lineStart
         try endHeader()
         // A forwarded message (or a digest's part) cannot have a header either: it ends at once.
         for _ in 0..<4 where mode == .headers {
@@ -216,6 +238,7 @@ public struct MailParser: ~Copyable {
         leaf = nil
         decoding = nil
         frames = []
+        openMessages = []
         lineBuffer = []
         updateBoundaryLineLimit()
     }
@@ -269,8 +292,10 @@ public struct MailParser: ~Copyable {
                         ending = .crlf
                     }
                     if let match = matchBoundary(lineBuffer[...]) {
+                        boundaryLineStart = chunkBase + Int64(position) - Int64(lineBuffer.count + ending.count)
                         lineBuffer.removeAll(keepingCapacity: true)
                         try handleBoundary(match)
+                        previousHeaderEnding = ending
                         if mode == .headers { return position }
                     } else {
                         try emitUndecidedLine()
@@ -393,6 +418,7 @@ public struct MailParser: ~Copyable {
         if mode == .body, !skippingRest, !lineBuffer.isEmpty {
             // A last line without a break: most often the closing boundary.
             if let match = matchBoundary(lineBuffer[...]) {
+                boundaryLineStart = byteCount - Int64(lineBuffer.count)
                 lineBuffer.removeAll()
                 try handleBoundary(match)
             } else {
@@ -403,17 +429,23 @@ public struct MailParser: ~Copyable {
             var line: [UInt8] = []
             swap(&line, &lineBuffer)
             if line.last == 0x0D { line.removeLast() }
+            headerLineEnd = byteCount
             try processHeaderLine(line[...], ending: .none)
         }
+        bodyStart = byteCount
         for _ in 0..<4 where mode == .headers {
             try endHeader()
         }
+        // An attached message still open runs to the end of the input; inside a multipart that never
+        // closed, the line break held back before the missing boundary is not its.
+        let messageEnd = frames.isEmpty || mode == .headers ? byteCount : byteCount - Int64(pendingLineEnding.count) - (heldCR ? 1 : 0)
         if heldCR {
             heldCR = false
             if frames.isEmpty { try emitContent(Self.carriageReturn) }
         }
         if frames.isEmpty { try emitPendingLineEnding() }
         try endLeaf(extraDamage: frames.isEmpty ? [] : .unterminated)
+        try closeAttachedMessages(outside: -1, end: messageEnd)
         for frame in frames.reversed() {
             record(.unterminatedMultipart, frame.prefix, "the multipart\(frame.prefix.isEmpty ? "" : " at part \(frame.prefix)") has no closing boundary; its last part ran to the end of the message")
         }

@@ -20,6 +20,8 @@ public struct MailProblem: Sendable, Hashable, CustomStringConvertible {
         case missingBoundary = "missing-boundary"
         /// An attachment's base64 was cut short.
         case truncatedEncoding = "truncated-encoding"
+        /// An attachment's base64 lacked its final `=` padding; every byte was decoded all the same.
+        case badPadding = "bad-padding"
     }
 
     /// What went wrong.

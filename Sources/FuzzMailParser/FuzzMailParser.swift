@@ -13,6 +13,8 @@ final class DigestSink: AttachmentSink {
 
     var attachments: [Attachment] = []
     var open = false
+    /// The input's length: an attached message's bytes must lie inside it.
+    var inputLength: Int64 = 0
 
     func beginAttachment(_ info: MailAttachmentInfo) throws -> Bool {
         precondition(!open, "an attachment began inside another")
@@ -39,11 +41,19 @@ final class DigestSink: AttachmentSink {
         attachments[attachments.count - 1].size = size
         attachments[attachments.count - 1].damage = damage
     }
+
+    func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool {
+        precondition(!open, "an attached message ended inside an attachment")
+        precondition(range.lowerBound >= 0 && range.upperBound <= inputLength, "an attached message's bytes lie outside the input")
+        precondition(info.fileName.lowercased().hasSuffix(".eml"), "an attached message's name does not end in .eml")
+        return true
+    }
 }
 
 /// Parses `bytes` fed in chunks whose sizes cycle through `sizes`.
 func parse(_ bytes: UnsafeRawBufferPointer, chunkSizes sizes: [Int]) -> (MailSummary, [DigestSink.Attachment]) {
     let sink = DigestSink()
+    sink.inputLength = Int64(bytes.count)
     var parser = MailParser(sink: sink, limits: .init(maximumHeaderBytes: 4096, maximumDepth: 8, maximumParts: 64))
     var offset = 0
     var turn = 0

@@ -8,5 +8,6 @@ struct DocRouteCtl: AsyncParsableCommand {
         abstract: "Inspect types and handlers, route documents, and talk to docrouted.",
         subcommands: [
             TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self, SubscribeCommand.self, OpenCommand.self, StatusCommand.self,
+            MailCommand.self,
         ])
 }

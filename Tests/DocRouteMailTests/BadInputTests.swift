@@ -375,6 +375,25 @@ import Testing
         #expect(attachments[0].bytes == Array("Subject: hi\n\nbody\n".utf8))
     }
 
+    @Test func attachedMessagesCutInTheirHeaderOrEmptyAreLocatedExactly() throws {
+        let message = Self.multipart([
+            // The boundary comes inside the forwarded message's header.
+            "Content-Type: message/rfc822\n\nSubject: cut\nX-More: yes",
+            // Nothing at all after the part's header.
+            "Content-Type: message/rfc822\n",
+            "Content-Disposition: attachment; filename=after.txt\n\nafter",
+        ])
+        let (summary, _) = try parseEverySplit(message)
+        let bytes = Array(message.utf8)
+        let located = summary.attachments.filter(\.isAttachedMessage).map { record -> String in
+            let range = record.byteRange ?? 0..<0
+            return String(decoding: bytes[Int(range.lowerBound)..<Int(range.upperBound)], as: UTF8.self)
+        }
+        #expect(located == ["Subject: cut\r\nX-More: yes", ""])
+        #expect(summary.attachments.map(\.info.fileName) == ["cut.eml", "message.eml", "after.txt"])
+        #expect(summary.attachments.map(\.damage) == [[], [], []])
+    }
+
     @Test func digestPartsDefaultToForwardedMessages() throws {
         let message = Self.head.replacingOccurrences(of: "MIME-Version: 1.0\r\n", with: "MIME-Version: 1.0\r\nContent-Type: multipart/digest; boundary=d\r\n") + crlf("""
 

@@ -40,6 +40,40 @@ final class CollectingSink: AttachmentSink {
         attachments[attachments.count - 1].damage = damage
         attachments[attachments.count - 1].ended = true
     }
+
+    /// Attached messages, as the parser located them.
+    var messages: [(info: MailAttachmentInfo, range: Range<Int64>, damage: AttachmentDamage)] = []
+
+    func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool {
+        #expect(!inAttachment, "an attached message ended inside an attachment")
+        messages.append((info, range, damage))
+        return !skipping(info)
+    }
+}
+
+/// Every part a reader gets from a message, decoded leaves and attached messages alike, in the order
+/// the summary lists them.
+struct FoundPart {
+    var info: MailAttachmentInfo
+    var bytes: [UInt8]
+    var damage: AttachmentDamage
+}
+
+/// Parses `message` in chunks of `chunkSize` and returns every part, attached messages cut from the
+/// message at the range the parser gave.
+func parts(_ message: [UInt8], chunkSize: Int = 4096) throws -> (MailSummary, [FoundPart]) {
+    let sink = CollectingSink()
+    let (summary, leaves) = try parse(message, chunkSize: chunkSize, sink: sink)
+    var found: [String: FoundPart] = [:]
+    for leaf in leaves { found[leaf.info.partPath] = FoundPart(info: leaf.info, bytes: leaf.bytes, damage: leaf.damage) }
+    for attached in sink.messages {
+        #expect(attached.range.upperBound <= Int64(message.count))
+        found[attached.info.partPath] = FoundPart(
+            info: attached.info, bytes: Array(message[Int(attached.range.lowerBound)..<Int(attached.range.upperBound)]), damage: attached.damage)
+    }
+    let ordered = summary.attachments.compactMap { found[$0.info.partPath] }
+    #expect(ordered.count == found.count, "every part reported to the sink is in the summary")
+    return (summary, ordered)
 }
 
 /// Parses `message` fed in chunks of `chunkSize` bytes.
@@ -118,10 +152,25 @@ enum Fixtures {
             var fileName: String?
             var mimeType: String
             var file: String
+            /// Python's defects on the part, its decoding's included (`InvalidBase64PaddingDefect`).
+            var defects: [String]?
+            /// A message/rfc822 part: its bytes are the message as Python writes it back.
+            var attachedMessage: Bool?
+            /// For an attached message, its own subject.
+            var subject: String?
+
+            /// The safe name a reader gives this part: an attached message's always ends in `.eml`.
+            var expectedFileName: String {
+                attachedMessage == true
+                    ? AttachmentFileName.forMessage(name: fileName, subject: subject)
+                    : AttachmentFileName.sanitize(fileName ?? "")
+            }
         }
 
         var envelope: Envelope
         var attachments: [Attachment]
+        /// Every defect Python found, anywhere in the message.
+        var defects: [String]?
 
         static func load(_ folder: String) throws -> Expectation {
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/expected.json"))

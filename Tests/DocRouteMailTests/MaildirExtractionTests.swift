@@ -61,7 +61,7 @@ import Testing
                     #expect(extraction.attachments.map(\.partPath) == expected.attachments.map(\.partPath))
                     for (attachment, wanted) in zip(extraction.attachments, expected.attachments) {
                         #expect(try readFile(attachment.temporaryPath) == (try expected.payload(wanted)), "\(mailbox.name) part \(wanted.partPath)")
-                        #expect(attachment.fileName == AttachmentFileName.sanitize(wanted.fileName ?? ""))
+                        #expect(attachment.fileName == wanted.expectedFileName)
                         #expect(attachment.mimeType == wanted.mimeType)
                         #expect(attachment.size == Int64(try expected.payload(wanted).count))
                         #expect(attachment.temporaryName.hasPrefix(".docroute-mail-"))
@@ -82,7 +82,8 @@ import Testing
                 }
                 #expect(DirectoryListing.entries(of: newFolder.rawValue).isEmpty)
             }
-            #expect(total == 7 + 3 + 7 + 3)
+            // Each rich message: seven attachments and the forwarded message as an .eml.
+            #expect(total == 8 + 3 + 8 + 3)
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratchPath).isEmpty)
             #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/tmp") == ["1.partial.host"])
 
@@ -116,8 +117,9 @@ import Testing
             let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, maximumAttachmentSize: 25_000, logger: Self.logger)
             let extraction = try extractor.extract(message: message, messagePath: "rich.eml") { $0.partPath != "6" }
             #expect(extraction.attachments.map(\.partPath) == ["3", "4", "7.3"])
-            #expect(extraction.oversized.map(\.partPath) == ["2", "5", "7.2"])
-            #expect(extraction.summary.attachments.count == 7)
+            // The forwarded message (part 7, about 69 KB as an .eml) is over the limit too.
+            #expect(extraction.oversized.map(\.partPath) == ["2", "5", "7.2", "7"])
+            #expect(extraction.summary.attachments.count == 8)
             let files = try FileManager.default.contentsOfDirectory(atPath: scratchPath).sorted()
             #expect(files == extraction.attachments.map(\.temporaryName).sorted())
             let four = try #require(expected.attachments.first { $0.partPath == "4" })
@@ -140,6 +142,59 @@ import Testing
             }
             #expect(unreadable.path == "gone.eml")
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratchPath).isEmpty)
+        }
+    }
+
+    /// Extracts a hand-written message of Fixtures/defects into a scratch folder.
+    func extractDefect(_ name: String, _ body: (MaildirExtraction, [UInt8]) throws -> Void) throws {
+        try Fixtures.withTemporaryFolder { folder in
+            let scratchPath = folder + "/scratch"
+            try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
+            let scratch = try openFolder(scratchPath)
+            defer { try? scratch.close() }
+            let path = Fixtures.folder.path + "/defects/" + name
+            let message = try FileDescriptor.open(FilePath(path), .readOnly)
+            defer { try? message.close() }
+            let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Self.logger)
+            let extraction = try extractor.extract(message: message, messagePath: path)
+            defer { extraction.removeTemporaryFiles(in: scratch) }
+            try body(extraction, try readFile(path))
+        }
+    }
+
+    @Test func attachedMessagesBecomeEmlScratchFilesInMessageOrder() throws {
+        try extractDefect("attached-message.eml") { extraction, message throws in
+            #expect(extraction.attachments.map(\.partPath) == ["2", "2.2", "3", "4"])
+            #expect(extraction.attachments.map(\.fileName) == ["Original report.eml", "report.pdf", "Re: lunch?.eml", "message.eml"])
+            #expect(extraction.attachments.map(\.mimeType) == ["message/rfc822", "application/pdf", "message/rfc822", "message/rfc822"])
+            // The .eml holds exactly the bytes of the attached message, as the parser located them.
+            for (attachment, record) in zip(extraction.attachments, extraction.summary.attachments) where record.isAttachedMessage {
+                let range = try #require(record.byteRange)
+                let bytes = try readFile(attachment.temporaryPath)
+                #expect(bytes == Array(message[Int(range.lowerBound)..<Int(range.upperBound)]))
+                #expect(attachment.size == Int64(bytes.count))
+            }
+            #expect(String(decoding: try readFile(extraction.attachments[2].temporaryPath), as: UTF8.self).hasSuffix("Yes, at noon."))
+            #expect(extraction.attachments[2].annotation["originalFilename"] == .string("Re: lunch?.eml"))
+            #expect(!extraction.nothingRecoverable)
+        }
+    }
+
+    @Test func aMessageIsUnrecoverableOnlyWhenNothingInItDecodes() throws {
+        try extractDefect("nothing-recoverable.eml") { extraction, _ throws in
+            #expect(extraction.attachments.map(\.size) == [0])
+            #expect(extraction.attachments.map(\.isUnrecoverable) == [true])
+            #expect(extraction.nothingRecoverable)
+        }
+        try extractDefect("single-character-tail.eml") { extraction, _ throws in
+            #expect(extraction.attachments.map(\.isUnrecoverable) == [false, true])
+            #expect(try readFile(extraction.attachments[0].temporaryPath) == Array("Hello world!".utf8))
+            #expect(!extraction.nothingRecoverable)
+        }
+        try extractDefect("missing-padding.eml") { extraction, _ throws in
+            #expect(extraction.attachments.map(\.damage) == [.badPadding, .badPadding, []])
+            #expect(extraction.attachments.map(\.size) == [301, 302, 83])
+            #expect(!extraction.nothingRecoverable)
         }
     }
 

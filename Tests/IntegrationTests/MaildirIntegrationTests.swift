@@ -26,17 +26,23 @@ import Glibc
         return (harness, harness.root + "/Maildir")
     }
 
-    static let catchAllManifest = """
+    /// Claims public.data and, for attached messages (com.apple.mail.email), public.message too:
+    /// which a handler claiming public.data alone gets them is `anAttachedMessageReachesAHandlerClaimingPublicData`.
+    static let catchAllManifest = manifest(catchAll, types: ["public.data", "public.message"])
+
+    static func manifest(_ bundle: String, types: [String], rank: String = "Alternate") -> String {
+        """
         <?xml version="1.0" encoding="UTF-8"?>
         <plist version="1.0"><dict>
-          <key>CFBundleIdentifier</key><string>\(catchAll)</string>
+          <key>CFBundleIdentifier</key><string>\(bundle)</string>
           <key>CFBundleDocumentTypes</key><array><dict>
             <key>CFBundleTypeRole</key><string>Viewer</string>
-            <key>LSHandlerRank</key><string>Alternate</string>
-            <key>LSItemContentTypes</key><array><string>public.data</string></array>
+            <key>LSHandlerRank</key><string>\(rank)</string>
+            <key>LSItemContentTypes</key><array>\(types.map { "<string>\($0)</string>" }.joined())</array>
           </dict></array>
         </dict></plist>
         """
+    }
 
     static func python(_ arguments: [String]) throws -> Data {
         let process = Process()
@@ -292,5 +298,206 @@ import Glibc
         // Scratch files go once their copies are committed, just after the message is marked read.
         let scratch = { (try? FileManager.default.contentsOfDirectory(atPath: harness.root + "/state/mail-scratch")) ?? [] }
         #expect(harness.waitUntil(timeout: 10) { scratch().isEmpty }, "scratch files left: \(scratch().prefix(5))")
+    }
+
+    // MARK: Damaged parts and attached messages (hand-written messages of Fixtures/defects)
+
+    static let defects = DaemonHarness.repositoryRoot + "/Tests/DocRouteMailTests/Fixtures/defects/"
+
+    /// Puts a hand-written message into `new/` as an MDA does: written in `tmp/`, then renamed.
+    static func deliver(_ fixture: String, into maildir: String, as name: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: defects + fixture))
+        try bytes.write(to: URL(fileURLWithPath: maildir + "/tmp/" + name))
+        #expect(rename(maildir + "/tmp/" + name, maildir + "/new/" + name) == 0)
+    }
+
+    /// What Python's `email` finds in a hand-written message: part path to (file name, bytes).
+    static func pythonParts(_ fixture: String, _ harness: DaemonHarness) throws -> [String: (name: String?, bytes: Data)] {
+        let out = harness.root + "/expected-" + fixture
+        _ = try python(["expect", defects + fixture, out])
+        let data = try Data(contentsOf: URL(fileURLWithPath: out + "/expected.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var parts: [String: (String?, Data)] = [:]
+        for attachment in object["attachments"] as? [[String: Any]] ?? [] {
+            let path = try #require(attachment["partPath"] as? String)
+            parts[path] = (attachment["fileName"] as? String, try Data(contentsOf: URL(fileURLWithPath: try #require(attachment["file"] as? String))))
+        }
+        return parts
+    }
+
+    /// Reads events from a subscribed connection until `count` came (or a read times out),
+    /// acknowledging each.
+    static func readEvents(_ client: LineClient, count: Int) throws -> [[String: Any]] {
+        var events: [[String: Any]] = []
+        while events.count < count, let event = client.readMessage() {
+            guard event["type"] as? String == "openURL" || event["type"] as? String == "launch" else { continue }
+            if let id = event["deliveryID"] as? String {
+                events.append(event)
+                try client.send(["type": "ack", "deliveryID": id, "handled": true])
+            }
+        }
+        return events
+    }
+
+    static func annotation(_ event: [String: Any]) -> [String: Any] {
+        if let options = event["launchOptions"] as? [String: Any] {
+            return options["UIApplicationLaunchOptionsAnnotationKey"] as? [String: Any] ?? [:]
+        }
+        return event["annotation"] as? [String: Any] ?? [:]
+    }
+
+    @Test func damagedPartsAreDeliveredWithTheirDamageInTheAnnotation() throws {
+        let (harness, maildir) = try Self.harness(catchAll: true)
+        defer { harness.remove() }
+        try harness.start()
+        let pdfViewer = "org.docroute.pdfviewer"
+        var clients: [LineClient] = []
+        defer { clients.forEach { $0.close() } }
+        for bundle in [Self.catchAll, pdfViewer] {
+            let client = try LineClient(path: harness.socket, timeout: 20)
+            clients.append(client)
+            try client.send(["type": "subscribe", "id": "1", "bundleIdentifier": bundle])
+            #expect(client.readMessage()?["type"] as? String == "subscribed")
+            _ = client.readMessage() // the plain launch: nothing was waiting
+        }
+
+        // Running, so each part comes as openURL: scan-1.bin and scan-2.bin to the catch-all,
+        // cover.pdf and photo.jpg to the PDF viewer (it claims image/jpeg), notes.txt to the text viewer.
+        try Self.deliver("missing-padding.eml", into: maildir, as: "1700000100.M1P1.pad")
+        try Self.deliver("cut-short.eml", into: maildir, as: "1700000101.M1P1.cut")
+        let events = try Self.readEvents(clients[0], count: 2) + Self.readEvents(clients[1], count: 2)
+        #expect(events.count == 4, "\(harness.daemonLog)")
+        #expect(events.allSatisfy { $0["type"] as? String == "openURL" })
+        let byName = Dictionary(events.map { (Self.annotation($0)["originalFilename"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(Self.annotation(try #require(byName["scan-1.bin"]))["damage"] as? [String] == ["bad-padding"])
+        #expect(Self.annotation(try #require(byName["scan-2.bin"]))["damage"] as? [String] == ["bad-padding"])
+        #expect(Self.annotation(try #require(byName["photo.jpg"]))["damage"] as? [String] == ["truncated-encoding", "unterminated"])
+        // A part that was fine says nothing of damage.
+        #expect(Self.annotation(try #require(byName["cover.pdf"]))["damage"] == nil)
+
+        // Every byte Python's email decodes is in the sandbox.
+        let padded = try Self.pythonParts("missing-padding.eml", harness)
+        let cut = try Self.pythonParts("cut-short.eml", harness)
+        let sandbox = harness.sandbox(Self.catchAll, mailbox: "INBOX")
+        #expect(FileManager.default.contents(atPath: sandbox + "/scan-1.bin") == padded["2"]?.bytes)
+        #expect(FileManager.default.contents(atPath: sandbox + "/scan-2.bin") == padded["3"]?.bytes)
+        let viewerSandbox = harness.sandbox(pdfViewer, mailbox: "INBOX")
+        #expect(FileManager.default.contents(atPath: viewerSandbox + "/photo.jpg") == cut["2"]?.bytes)
+        #expect(FileManager.default.contents(atPath: viewerSandbox + "/cover.pdf") == padded["4"]?.bytes)
+
+        // Something was recovered from each: both are marked read.
+        #expect(harness.waitFor(maildir + "/cur/1700000100.M1P1.pad:2,S"), "\(harness.daemonLog)")
+        #expect(harness.waitFor(maildir + "/cur/1700000101.M1P1.cut:2,S"), "\(harness.daemonLog)")
+        #expect(harness.daemonLog.contains("attachment delivered damaged"))
+    }
+
+    @Test func aMessageFromWhichNothingCanBeRecoveredStaysInNew() throws {
+        let (harness, maildir) = try Self.harness(catchAll: true)
+        defer { harness.remove() }
+        try harness.start()
+        try Self.deliver("nothing-recoverable.eml", into: maildir, as: "1700000200.M1P1.none")
+        try Self.deliver("single-character-tail.eml", into: maildir, as: "1700000201.M1P1.tail")
+        // The one whose first part still decodes to something is read; its empty part is skipped.
+        #expect(harness.waitFor(maildir + "/cur/1700000201.M1P1.tail:2,S"), "\(harness.daemonLog)")
+        let sandbox = harness.sandbox(Self.catchAll, mailbox: "INBOX")
+        #expect(FileManager.default.contents(atPath: sandbox + "/tail.bin") == Data("Hello world!".utf8))
+        #expect(!FileManager.default.fileExists(atPath: sandbox + "/nothing.bin"))
+        #expect(harness.waitUntil { harness.daemonLog.contains("nothing in it can be recovered") }, "\(harness.daemonLog)")
+        #expect(FileManager.default.fileExists(atPath: maildir + "/new/1700000200.M1P1.none"))
+        #expect(!FileManager.default.fileExists(atPath: sandbox + "/empty.pdf"))
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "status", "id": "s"])
+        let status = try #require(client.readMessage())
+        let inboxes = try #require(status["inboxes"] as? [[String: Any]])
+        #expect(inboxes.first { ($0["path"] as? String) == maildir }?["unreadableMessages"] as? Int == 1)
+    }
+
+    /// Attached messages of `attached-message.eml` to a handler claiming `types`: each an .eml
+    /// typed com.apple.mail.email with the exact bytes of the message.
+    func attachedMessagesArrive(claiming types: [String]) throws {
+        let (harness, maildir) = try Self.harness(catchAll: false)
+        defer { harness.remove() }
+        let reader = "org.docroute.test.mailreader"
+        try Self.manifest(reader, types: types).write(toFile: harness.handlers + "/mailreader.plist", atomically: true, encoding: .utf8)
+        try harness.start()
+        try Self.deliver("attached-message.eml", into: maildir, as: "1700000300.M1P1.fwd")
+        #expect(harness.waitFor(maildir + "/cur/1700000300.M1P1.fwd:2,S"), "\(harness.daemonLog)")
+        let python = try Self.pythonParts("attached-message.eml", harness)
+        let sandbox = harness.sandbox(reader, mailbox: "INBOX")
+        #expect(FileManager.default.contents(atPath: sandbox + "/Original report.eml") == python["2"]?.bytes, "\(harness.daemonLog)")
+        #expect(FileManager.default.contents(atPath: sandbox + "/Re: lunch?.eml") == python["3"]?.bytes)
+        #expect(FileManager.default.contents(atPath: sandbox + "/message.eml")
+                == Data("From: Third <third@example.org>\r\nSubject: encoded\r\n\r\nbase64 message\r\n".utf8))
+        // The PDF inside the forwarded message still goes to the PDF viewer.
+        #expect(FileManager.default.contents(atPath: harness.sandbox("org.docroute.pdfviewer", mailbox: "INBOX") + "/report.pdf") == python["2.2"]?.bytes)
+
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "subscribe", "id": "1", "bundleIdentifier": reader])
+        #expect(client.readMessage()?["pending"] as? Int == 3)
+        let events = try Self.readEvents(client, count: 3)
+        #expect(events.map { $0["contentType"] as? String } == Array(repeating: "com.apple.mail.email", count: 3))
+        #expect(Set(events.map { Self.annotation($0)["partPath"] as? String ?? "" }) == ["2", "3", "4"])
+    }
+
+    @Test func anAttachedMessageReachesAHandlerClaimingEmail() throws {
+        try attachedMessagesArrive(claiming: ["com.apple.mail.email"])
+    }
+
+    @Test func anAttachedMessageReachesAHandlerClaimingPublicMessage() throws {
+        try attachedMessagesArrive(claiming: ["public.message"])
+    }
+
+    @Test
+    func anAttachedMessageReachesAHandlerClaimingPublicData() throws {
+        try attachedMessagesArrive(claiming: ["public.data"])
+    }
+
+    // MARK: docroutectl mail inspect
+
+    @Test func mailInspectShowsEachPartWithoutDeliveringAnything() throws {
+        let handlers = DaemonHarness.repositoryRoot + "/config/handlers"
+        let file = Self.defects + "cut-short.eml"
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        let table = try CtlProcess.run(["mail", "inspect", "--handlers", handlers, file])
+        #expect(table.status == 0, "\(table.error)")
+        let lines = table.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("PART") && $0.contains("DAMAGE") && $0.contains("HANDLER") })
+        let photo = try #require(lines.first { $0.hasPrefix("2 ") }, "\(table.output)")
+        #expect(photo.contains("photo.jpg") && photo.contains("image/jpeg") && photo.contains("public.jpeg"))
+        #expect(photo.contains("370") && photo.contains("truncated-encoding,unterminated"))
+        #expect(photo.contains("→ org.docroute.pdfviewer"))
+        let notes = try #require(lines.first { $0.hasPrefix("1 ") })
+        #expect(notes.contains("notes.txt") && notes.contains("→ org.docroute.textviewer"), "\(notes)")
+        #expect(lines.last?.contains("marks the message read") == true)
+
+        let json = try CtlProcess.run(["mail", "inspect", "--json", "--handlers", handlers, Self.defects + "attached-message.eml"])
+        #expect(json.status == 0, "\(json.error)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let parts = try #require(object["parts"] as? [[String: Any]])
+        #expect(parts.map { $0["partPath"] as? String } == ["2", "2.2", "3", "4"])
+        #expect(parts.map { $0["contentType"] as? String } == ["com.apple.mail.email", "com.adobe.pdf", "com.apple.mail.email", "com.apple.mail.email"])
+        #expect(parts[1]["bundleIdentifier"] as? String == "org.docroute.pdfviewer")
+        #expect(parts[0]["size"] as? Int == 381)
+        #expect(parts[0]["damage"] as? [String] == [])
+        #expect((object["envelope"] as? [String: Any])?["subject"] as? String == "Fwd: two messages")
+        // Nothing was touched.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+    }
+
+    @Test func mailInspectSaysWhenAFileIsNotAMailOrHasNothingToRecover() throws {
+        let handlers = DaemonHarness.repositoryRoot + "/config/handlers"
+        let notMail = try CtlProcess.run(["mail", "inspect", "--handlers", handlers, DaemonHarness.repositoryRoot + "/config/samples/1abc.pdb"])
+        #expect(notMail.status == 1)
+        #expect(notMail.error.contains("not a mail message"), "\(notMail.error)")
+        #expect(notMail.error.contains("no-header"))
+        let missing = try CtlProcess.run(["mail", "inspect", "--handlers", handlers, "/nonexistent/message.eml"])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("cannot be read"), "\(missing.error)")
+        let nothing = try CtlProcess.run(["mail", "inspect", "--handlers", handlers, Self.defects + "nothing-recoverable.eml"])
+        #expect(nothing.status == 0)
+        #expect(nothing.output.contains("skipped: damaged and nothing decoded"))
+        #expect(nothing.output.contains("leaves it in new/"))
     }
 }

@@ -11,6 +11,9 @@
       `.&AMk-t&AOk-` (Été) and `.Work.Reports`; for each delivered file, states what a reader must
       find in it (as for `message`, from the bytes handed to the Maildir) in OUT_DIR/<n>/; prints
       {mailbox: [{"name": file name in new/, "expected": OUT_DIR/<n>}]} as JSON.
+  compose.py expect FILE OUT_DIR
+      for a message written by hand (defects/*.eml): what Python's `email` finds in FILE, written
+      as for `message` (OUT_DIR/expected.json with, per attachment, Python's defects too).
   compose.py big OUT_DIR MIB
       writes OUT_DIR/message.eml: a text part, one base64 attachment `big.bin` of MIB MiB, a text
       attachment full of lines starting with dashes; prints {"size", "sha256"} of big.bin.
@@ -23,6 +26,7 @@ Payloads are pseudo-random but seeded, so runs are reproducible.
 """
 import email
 import email.header
+import io
 import email.policy
 import json
 import mailbox
@@ -35,6 +39,7 @@ from email.mime.base import MIMEBase
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email import encoders
+from email.generator import BytesGenerator
 
 
 def payload(seed, size):
@@ -113,24 +118,50 @@ def decode_name(name):
     return str(email.header.make_header(email.header.decode_header(name)))
 
 
-def expected_attachments(entity, path, is_message, found):
-    """Walks the message as IMAP numbers its parts and lists what counts as an attachment."""
+def message_bytes(message, linesep):
+    """A parsed message written back as Python's generator writes it (compat32 keeps headers as
+    they came), with the line breaks of the mail it came from."""
+    out = io.BytesIO()
+    BytesGenerator(out, mangle_from_=False, policy=message.policy.clone(linesep=linesep)).flatten(message)
+    return out.getvalue()
+
+
+def expected_attachments(entity, path, is_message, found, linesep="\r\n"):
+    """Walks the message as IMAP numbers its parts and lists what counts as an attachment: a leaf
+    part whose disposition is `attachment` or that has a file name (`get_filename`: the
+    disposition's filename, else Content-Type's name), and every attached message (a
+    message/rfc822 part, as mail clients and `iter_attachments` list it), whose bytes are the
+    message as Python writes it back; the attachments inside an attached message count too."""
     content_type = entity.get_content_type()
+    part_path = join(path, 1) if is_message else path
     if entity.get_content_maintype() == "multipart":
         for number, child in enumerate(entity.get_payload(), 1):
-            expected_attachments(child, join(path, number), False, found)
-    elif content_type == "message/rfc822":
+            expected_attachments(child, join(path, number), False, found, linesep)
+    elif content_type in ("message/rfc822", "message/global") and entity.is_multipart():
         inner = entity.get_payload()[0]
-        expected_attachments(inner, join(path, 1) if is_message else path, True, found)
+        found.append({
+            "partPath": part_path,
+            "fileName": decode_name(entity.get_filename()),
+            "mimeType": content_type,
+            "payload": message_bytes(inner, linesep),
+            "defects": [type(defect).__name__ for defect in entity.defects],
+            "attachedMessage": True,
+            "subject": decode_name(inner["Subject"]),
+        })
+        expected_attachments(inner, part_path, True, found, linesep)
     else:
         name = decode_name(entity.get_filename())
         disposition = entity.get_content_disposition()
-        if disposition == "attachment" or name:
+        if disposition == "attachment" or name or content_type in ("message/rfc822", "message/global"):
+            payload = entity.get_payload(decode=True)
             found.append({
-                "partPath": join(path, 1) if is_message else path,
+                "partPath": part_path,
                 "fileName": name,
                 "mimeType": content_type,
-                "payload": entity.get_payload(decode=True),
+                "payload": payload,
+                # After get_payload(decode=True): its decoding defects (InvalidBase64PaddingDefect…) too.
+                "defects": [type(defect).__name__ for defect in entity.defects],
+                "attachedMessage": False,
             })
 
 
@@ -146,7 +177,7 @@ def write_expectations(data, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     parsed = email.message_from_bytes(data, policy=email.policy.compat32)
     found = []
-    expected_attachments(parsed, "", True, found)
+    expected_attachments(parsed, "", True, found, "\r\n" if b"\r\n" in data else "\n")
     attachments = []
     for index, attachment in enumerate(found):
         payload_path = os.path.join(out_dir, f"expected-{index}")
@@ -156,8 +187,11 @@ def write_expectations(data, out_dir):
         attachments.append(attachment)
     envelope = {key: decode_name(parsed[header]) for key, header in
                 [("from", "From"), ("subject", "Subject"), ("messageID", "Message-ID"), ("date", "Date")]}
+    defects = []
+    for part in parsed.walk():
+        defects += [type(defect).__name__ for defect in part.defects]
     with open(os.path.join(out_dir, "expected.json"), "w") as file:
-        json.dump({"envelope": envelope, "attachments": attachments}, file, ensure_ascii=False)
+        json.dump({"envelope": envelope, "attachments": attachments, "defects": defects}, file, ensure_ascii=False)
 
 
 def write_maildir(root, out_dir):
@@ -231,6 +265,9 @@ def sha256_of(path):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "message":
         write_message(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "expect":
+        with open(sys.argv[2], "rb") as source:
+            write_expectations(source.read(), sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "maildir":
         write_maildir(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "big":
