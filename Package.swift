@@ -78,6 +78,9 @@ let package = Package(
             name: "DocRouteClient",
             dependencies: [
                 "DocRouteProtocol",
+                // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
+                "CDocRouteShim",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
