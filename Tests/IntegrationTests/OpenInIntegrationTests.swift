@@ -153,6 +153,50 @@ import Glibc
     }
 }
 
+extension OpenInIntegrationTests {
+    @Test func aDescriptorLineOnTheMainSocketIsABadRequest() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        try client.send(["type": "open", "id": "d", "descriptor": true, "name": "1abc.pdb"])
+        let reply = try #require(client.readMessage())
+        #expect(reply["code"] as? String == "bad-request" && reply["id"] as? String == "d", "\(reply)")
+        #expect((reply["message"] as? String)?.contains("descriptor socket") == true, "\(reply)")
+    }
+
+    @Test func aBookmarkOfADeliveredDocumentFindsItAfterTheHandlerMovesIt() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let file = harness.root + "/1abc.pdb"
+        try Data(Self.pdb).write(to: URL(fileURLWithPath: file))
+        let opened = try CtlProcess.run(["open", "--socket", harness.socket, file])
+        #expect(opened.status == 0, "\(opened.error)")
+        let delivered = harness.sandbox(Self.molecules, mailbox: "Shared") + "/1abc.pdb"
+        let made = try CtlProcess.run(["bookmark", "create", delivered])
+        #expect(made.status == 0, "\(made.error)")
+        let data = made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!data.isEmpty)
+        // The handler files the document away inside its container.
+        let container = harness.containers + "/" + Self.molecules
+        try FileManager.default.createDirectory(atPath: container + "/Documents/Proteins", withIntermediateDirectories: true)
+        #expect(rename(delivered, container + "/Documents/Proteins/insulin.pdb") == 0)
+        let resolved = try CtlProcess.run(["bookmark", "resolve", data])
+        #expect(resolved.status == 0, "\(resolved.error)")
+        #expect(resolved.output == "file://\(container)/Documents/Proteins/insulin.pdb\nstale\n", "\(resolved.output)")
+        // Handed to another handler's container: refused.
+        let other = harness.containers + "/org.docroute.textviewer"
+        try FileManager.default.createDirectory(atPath: other + "/Documents", withIntermediateDirectories: true)
+        let refused = try CtlProcess.run(["bookmark", "resolve", data, "--container", other])
+        #expect(refused.status == 1 && refused.error.contains("other-container"), "\(refused.error)")
+        #expect(unlink(container + "/Documents/Proteins/insulin.pdb") == 0)
+        let gone = try CtlProcess.run(["bookmark", "resolve", data])
+        #expect(gone.status == 1 && gone.error.contains("not-found"), "\(gone.error)")
+    }
+}
+
 /// A client written with nothing but Python's standard library (socket.send_fds), speaking
 /// PROTOCOL.md: hello on the main socket, then one request per case on the descriptor socket.
 enum PythonClient {
