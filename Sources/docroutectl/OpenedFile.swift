@@ -25,8 +25,15 @@ struct OpenedFile {
             descriptor = Glibc.open(cPath, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         } while descriptor < 0 && errno == EINTR
         guard descriptor >= 0 else {
-            // The same words as docrouted's refusal of a URL the client cannot read.
-            let reason = errno == EACCES ? "not-permitted: you (uid \(getuid())) cannot read it, so docrouted will not read it for you" : String(cString: strerror(errno))
+            // The same codes and words as docrouted's refusals of a URL.
+            let code = errno
+            let shownPath = String(decoding: path, as: UTF8.self)
+            let reason: String
+            switch code {
+            case EACCES, EPERM: reason = "not-permitted: you (uid \(getuid())) cannot read \(shownPath), so docrouted will not read it for you"
+            case ENOENT: reason = "not-found: \(shownPath) does not exist"
+            default: reason = "\(shownPath): \(String(cString: strerror(code)))"
+            }
             StandardStreams.error("cannot open \(shown): \(reason)")
             throw ExitCode.failure
         }
