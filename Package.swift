@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
         .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "docrouted", "docroutectl", "docroute-bench"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "docrouted", "docroutectl", "docroute-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

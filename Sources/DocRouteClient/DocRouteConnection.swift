@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOPosix
 
@@ -281,6 +284,65 @@ public actor DocRouteConnection {
     ) async throws(DocRouteClientError) -> OpenedDocument {
         let message = ClientMessage.openDescriptor(id: "1", name: name, mailbox: mailbox, bundleIdentifier: bundleIdentifier)
         return try opened(try await passing(fileDescriptor, with: message))
+    }
+
+    /// Opens the file at `filePath` the way `docroutectl open` does: as an open descriptor passed
+    /// to the daemon whenever it offers `open-descriptor` (so any file you can read can be opened,
+    /// whatever user docrouted runs as), else by its `file://` URL. A relative path is taken from
+    /// the current directory; a symbolic link you name is followed.
+    public func open(filePath: String, mailbox: String? = nil, bundleIdentifier: String? = nil) async throws(DocRouteClientError)
+        -> OpenedDocument
+    {
+        let path = Self.absolute(filePath)
+        if try await offers(.openDescriptor) {
+            let descriptor = try Self.openForReading(path)
+            defer { _ = Glibc.close(descriptor) }
+            return try await open(
+                fileDescriptor: descriptor, name: (path as NSString).lastPathComponent, mailbox: mailbox,
+                bundleIdentifier: bundleIdentifier)
+        }
+        return try await open(url: try Self.fileURL(path), mailbox: mailbox, bundleIdentifier: bundleIdentifier)
+    }
+
+    /// ``candidates(url:)`` for the file at `filePath`, passed as a descriptor whenever the daemon
+    /// offers `open-descriptor` (see ``open(filePath:mailbox:bundleIdentifier:)``).
+    public func candidates(filePath: String) async throws(DocRouteClientError) -> CandidateList {
+        let path = Self.absolute(filePath)
+        if try await offers(.openDescriptor) {
+            let descriptor = try Self.openForReading(path)
+            defer { _ = Glibc.close(descriptor) }
+            return try await candidates(fileDescriptor: descriptor, name: (path as NSString).lastPathComponent)
+        }
+        return try await candidates(url: try Self.fileURL(path))
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    static func fileURL(_ path: String) throws(DocRouteClientError) -> String {
+        do {
+            return try FileURL.string(forAbsolutePath: path)
+        } catch {
+            throw DocRouteClientError(code: .fileNotOpened, message: "\(path): \(error.message)", cause: error)
+        }
+    }
+
+    /// `O_NONBLOCK` keeps a FIFO from blocking the open; the daemon refuses anything but a regular file.
+    static func openForReading(_ path: String) throws(DocRouteClientError) -> Int32 {
+        var descriptor: Int32
+        repeat {
+            descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else {
+            let code = errno
+            throw DocRouteClientError(
+                code: .fileNotOpened,
+                message: code == ENOENT ? "\(path) does not exist"
+                    : code == EACCES ? "you cannot read \(path), so docrouted will not read it for you"
+                    : "\(path) cannot be opened: \(String(cString: strerror(code)))")
+        }
+        return descriptor
     }
 
     /// Every handler that could open the document at `url` (a file or a custom-scheme URL), best

@@ -1,3 +1,4 @@
+import DocRouteClient
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -154,6 +155,27 @@ import Glibc
 }
 
 extension OpenInIntegrationTests {
+    @Test func theClientLibraryPassesTheFileWheneverOffered() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let file = harness.root + "/1abc.pdb"
+        try Data(Self.pdb).write(to: URL(fileURLWithPath: file))
+        let connection = try await DocRouteConnection.connect(socketPath: harness.socket)
+        let welcome = try await connection.hello()
+        #expect(welcome.features.isSuperset(of: ["candidates", "open-with", "open-descriptor"]))
+        #expect(welcome.descriptorSocketPath == harness.root + "/s.fd.sock")
+        let list = try await connection.candidates(filePath: file)
+        #expect(list.contentType == "com.sunsetlakesoftware.molecules.pdb")
+        #expect(list.candidates.map(\.bundleIdentifier) == [Self.molecules, Self.textviewer])
+        #expect(list.candidates.map(\.isDefault) == [true, false])
+        let opened = try await connection.open(filePath: file, mailbox: "Lab", bundleIdentifier: Self.textviewer)
+        #expect(opened.bundleIdentifier == Self.textviewer)
+        #expect(FileManager.default.contents(atPath: harness.sandbox(Self.textviewer, mailbox: "Lab") + "/1abc.pdb") == Data(Self.pdb))
+        await #expect(throws: DocRouteClientError.self) { try await connection.open(filePath: harness.root + "/missing.pdb") }
+        await connection.close()
+    }
+
     @Test func aDescriptorLineOnTheMainSocketIsABadRequest() throws {
         let harness = try DaemonHarness()
         defer { harness.remove() }
