@@ -78,6 +78,9 @@ let package = Package(
             name: "DocRouteClient",
             dependencies: [
                 "DocRouteProtocol",
+                // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
+                "CDocRouteShim",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,7 +128,7 @@ let package = Package(
         .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
         .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "docrouted", "docroutectl", "docroute-bench"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "docrouted", "docroutectl", "docroute-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -430,6 +430,22 @@ if wait_for_file "$ctr$viewer_copy" 60; then
 else
     fail "note.dtnote reached the sandbox of $viewer (a handler with its own user): $(in_container journalctl -u docroute.service -o cat --no-pager | grep -i -m2 'fail\|denied' | tr '\n' ' ')"
 fi
+# --- docroutectl open as an ordinary user (issue 18; keep this block when rewriting) ---
+# docrouted runs as docroute without CAP_SETUID; docroutectl passes the open file over the
+# descriptor socket (docroute.socket's second ListenStream), so a file only its user can read
+# still arrives. Self-contained: needs $ctr, $work, $molecules, in_container, wait_for_file.
+openin_dir=/var/tmp/docroute-openin
+in_container install -d -m 0700 -o docroute-viewer -g docroute-viewer "$openin_dir" 2>/dev/null || true
+printf 'HEADER    OPENIN\nEND\n' >"$work/openin.pdb"
+install -m 0600 "$work/openin.pdb" "$ctr$openin_dir/openin.pdb"
+in_container chown docroute-viewer:docroute-viewer "$openin_dir/openin.pdb" 2>/dev/null || true
+openin_copy="$ctr/var/lib/docroute/containers/$molecules/Documents/Inbox/Shared/openin.pdb"
+if openin_out=$(in_container runuser -u docroute-viewer -- docroutectl open "$openin_dir/openin.pdb" 2>&1) \
+    && wait_for_file "$openin_copy" 30 && cmp -s "$work/openin.pdb" "$openin_copy"; then
+    pass "docroutectl open as docroute-viewer, a file only it can read: $(echo "$openin_out" | head -1)"
+else
+    fail "docroutectl open as an ordinary user (docroute-viewer): $openin_out"
+fi
 timed "delivery and journal"
 
 # ---------------------------------------------------------------------------

@@ -4,11 +4,31 @@ public struct DaemonWelcome: Sendable, Hashable {
     public var protocolVersion: Int
     /// The daemon's name and version, such as `docrouted/1.0`.
     public var daemon: String
+    /// The optional requests the daemon serves (``ProtocolFeature`` raw values, and any newer).
+    public var features: Set<String>
+    /// Where to pass descriptors, resolved against the main socket's folder; nil when not offered.
+    public var descriptorSocketPath: String?
 
     /// Creates a welcome.
-    public init(protocolVersion: Int, daemon: String) {
+    public init(protocolVersion: Int, daemon: String, features: Set<String> = [], descriptorSocketPath: String? = nil) {
         self.protocolVersion = protocolVersion
         self.daemon = daemon
+        self.features = features
+        self.descriptorSocketPath = descriptorSocketPath
+    }
+}
+
+/// The daemon's `candidates` reply: who could open a document, best first (Open In…).
+public struct CandidateList: Sendable, Hashable {
+    /// The document's type; nil for a custom-scheme URL.
+    public var contentType: String?
+    /// Best first; the one with `isDefault` is what a plain `open` picks.
+    public var candidates: [OpenCandidate]
+
+    /// Creates a list.
+    public init(contentType: String?, candidates: [OpenCandidate]) {
+        self.contentType = contentType
+        self.candidates = candidates
     }
 }
 

@@ -13,6 +13,8 @@ public struct DocRouteClientError: Error, Sendable, CustomStringConvertible {
         case unexpectedReply
         /// The daemon sent a line this library could not read.
         case unreadableMessage
+        /// A file to pass to the daemon could not be opened here (missing, or not readable by you).
+        case fileNotOpened
 
         /// The wire code for daemon errors, a short name otherwise.
         public var description: String {
@@ -22,6 +24,7 @@ public struct DocRouteClientError: Error, Sendable, CustomStringConvertible {
             case .connectionClosed: "connection-closed"
             case .unexpectedReply: "unexpected-reply"
             case .unreadableMessage: "unreadable-message"
+            case .fileNotOpened: "file-not-opened"
             }
         }
     }

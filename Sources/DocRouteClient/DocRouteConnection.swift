@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOPosix
 
@@ -65,7 +68,7 @@ public actor DocRouteConnection {
                     + "or set \(WireProtocol.socketPathEnvironmentVariable) to the daemon's socket",
                 cause: error)
         }
-        let connection = DocRouteConnection(channel: channel.channel, logger: logger)
+        let connection = DocRouteConnection(channel: channel.channel, socketPath: path, logger: logger)
         await connection.start(channel)
         logger.debug("connected to docrouted")
         return connection
@@ -74,8 +77,12 @@ public actor DocRouteConnection {
     /// The events for this connection once it has subscribed.
     public nonisolated let events: HandlerEvents
 
+    /// The socket this connection was made to.
+    public nonisolated let socketPath: String
     private let channel: any Channel
     private let logger: Logger
+    /// The daemon's `welcome`, once asked for.
+    private var welcome: DaemonWelcome?
     private let eventSink: AsyncThrowingStream<HandlerEvent, any Error>.Continuation
     private var outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>?
     private var replies: [String: PendingReply] = [:]
@@ -89,8 +96,9 @@ public actor DocRouteConnection {
         case arrived(Result<DaemonMessage, DocRouteClientError>)
     }
 
-    private init(channel: any Channel, logger: Logger) {
+    private init(channel: any Channel, socketPath: String, logger: Logger) {
         self.channel = channel
+        self.socketPath = socketPath
         self.logger = logger
         let (stream, sink) = AsyncThrowingStream.makeStream(of: HandlerEvent.self, throwing: (any Error).self)
         self.events = HandlerEvents(stream: stream)
@@ -156,7 +164,7 @@ public actor DocRouteConnection {
             } else {
                 eventSink.yield(.daemonError(error))
             }
-        case .welcome, .subscribed, .opened, .status:
+        case .welcome, .subscribed, .opened, .candidates, .status:
             guard let id = message.id, replies[id] != nil else {
                 logger.debug("ignoring a reply to no pending request", metadata: ["type": "\(message.type)"])
                 return
@@ -212,8 +220,26 @@ public actor DocRouteConnection {
     /// Sends `hello` and returns the daemon's `welcome`.
     public func hello(protocolVersion: Int = WireProtocol.version) async throws(DocRouteClientError) -> DaemonWelcome {
         let reply = try await request { id in .hello(protocol: protocolVersion, id: id) }
-        guard case .welcome(let version, let daemon, _) = reply else { throw unexpected(reply, for: "hello") }
-        return DaemonWelcome(protocolVersion: version, daemon: daemon)
+        guard case .welcome(let version, let daemon, _, let features, let descriptorSocket) = reply else {
+            throw unexpected(reply, for: "hello")
+        }
+        let welcome = DaemonWelcome(
+            protocolVersion: version, daemon: daemon, features: Set(features),
+            descriptorSocketPath: descriptorSocket.map { Self.resolve($0, besides: socketPath) })
+        self.welcome = welcome
+        return welcome
+    }
+
+    /// The daemon's `welcome`: the one already received, else asked for now.
+    public func daemonWelcome() async throws(DocRouteClientError) -> DaemonWelcome {
+        if let welcome { return welcome }
+        return try await hello()
+    }
+
+    /// A `descriptorSocket` as the daemon gave it, relative to the folder of the main socket.
+    static func resolve(_ descriptorSocket: String, besides socketPath: String) -> String {
+        if descriptorSocket.hasPrefix("/") { return descriptorSocket }
+        return ((socketPath as NSString).deletingLastPathComponent as NSString).appendingPathComponent(descriptorSocket)
     }
 
     /// Subscribes as the handler with this bundle identifier and returns how many documents are
@@ -235,12 +261,132 @@ public actor DocRouteConnection {
 
     /// Routes a URL (custom scheme, or `file://` for a file copied like an inbox arrival) to
     /// its handler.
-    public func open(url: String, mailbox: String? = nil) async throws(DocRouteClientError) -> OpenedDocument {
-        let reply = try await request { id in .open(id: id, url: url, mailbox: mailbox) }
+    ///
+    /// With `bundleIdentifier` the document goes to that handler instead (Open In…, feature
+    /// `open-with`); it must be one of ``candidates(url:)``, else the daemon answers `no-handler`
+    /// listing them.
+    public func open(url: String, mailbox: String? = nil, bundleIdentifier: String? = nil) async throws(DocRouteClientError)
+        -> OpenedDocument
+    {
+        let reply = try await request { id in .open(id: id, url: url, mailbox: mailbox, bundleIdentifier: bundleIdentifier) }
+        return try opened(reply)
+    }
+
+    /// Opens a file by passing its open descriptor (feature `open-descriptor`): docrouted reads
+    /// only from `fileDescriptor`, so it needs no right of its own to the file. `name` is the
+    /// document's file name (its type is read from it and from the content). The descriptor
+    /// stays the caller's: it is duplicated into the daemon, not closed here.
+    ///
+    /// Throws ``DocRouteClientError/Code/unexpectedReply`` when the daemon does not offer
+    /// `open-descriptor` (an older docrouted): use ``open(url:mailbox:bundleIdentifier:)`` then.
+    public func open(
+        fileDescriptor: Int32, name: String, mailbox: String? = nil, bundleIdentifier: String? = nil
+    ) async throws(DocRouteClientError) -> OpenedDocument {
+        let message = ClientMessage.openDescriptor(id: "1", name: name, mailbox: mailbox, bundleIdentifier: bundleIdentifier)
+        return try opened(try await passing(fileDescriptor, with: message))
+    }
+
+    /// Opens the file at `filePath` the way `docroutectl open` does: as an open descriptor passed
+    /// to the daemon whenever it offers `open-descriptor` (so any file you can read can be opened,
+    /// whatever user docrouted runs as), else by its `file://` URL. A relative path is taken from
+    /// the current directory; a symbolic link you name is followed.
+    public func open(filePath: String, mailbox: String? = nil, bundleIdentifier: String? = nil) async throws(DocRouteClientError)
+        -> OpenedDocument
+    {
+        let path = Self.absolute(filePath)
+        if try await offers(.openDescriptor) {
+            let descriptor = try Self.openForReading(path)
+            defer { _ = Glibc.close(descriptor) }
+            return try await open(
+                fileDescriptor: descriptor, name: (path as NSString).lastPathComponent, mailbox: mailbox,
+                bundleIdentifier: bundleIdentifier)
+        }
+        return try await open(url: try Self.fileURL(path), mailbox: mailbox, bundleIdentifier: bundleIdentifier)
+    }
+
+    /// ``candidates(url:)`` for the file at `filePath`, passed as a descriptor whenever the daemon
+    /// offers `open-descriptor` (see ``open(filePath:mailbox:bundleIdentifier:)``).
+    public func candidates(filePath: String) async throws(DocRouteClientError) -> CandidateList {
+        let path = Self.absolute(filePath)
+        if try await offers(.openDescriptor) {
+            let descriptor = try Self.openForReading(path)
+            defer { _ = Glibc.close(descriptor) }
+            return try await candidates(fileDescriptor: descriptor, name: (path as NSString).lastPathComponent)
+        }
+        return try await candidates(url: try Self.fileURL(path))
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    static func fileURL(_ path: String) throws(DocRouteClientError) -> String {
+        do {
+            return try FileURL.string(forAbsolutePath: path)
+        } catch {
+            throw DocRouteClientError(code: .fileNotOpened, message: "\(path): \(error.message)", cause: error)
+        }
+    }
+
+    /// `O_NONBLOCK` keeps a FIFO from blocking the open; the daemon refuses anything but a regular file.
+    static func openForReading(_ path: String) throws(DocRouteClientError) -> Int32 {
+        var descriptor: Int32
+        repeat {
+            descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else {
+            let code = errno
+            throw DocRouteClientError(
+                code: .fileNotOpened,
+                message: code == ENOENT ? "\(path) does not exist"
+                    : code == EACCES ? "you cannot read \(path), so docrouted will not read it for you"
+                    : "\(path) cannot be opened: \(String(cString: strerror(code)))")
+        }
+        return descriptor
+    }
+
+    /// Every handler that could open the document at `url` (a file or a custom-scheme URL), best
+    /// first, as Mail's "Open In…" list shows them (feature `candidates`). Nothing is copied.
+    public func candidates(url: String) async throws(DocRouteClientError) -> CandidateList {
+        let reply = try await request { id in .candidates(id: id, url: url) }
+        return try candidateList(reply)
+    }
+
+    /// ``candidates(url:)`` for a file passed as an open descriptor (see
+    /// ``open(fileDescriptor:name:mailbox:bundleIdentifier:)``).
+    public func candidates(fileDescriptor: Int32, name: String) async throws(DocRouteClientError) -> CandidateList {
+        try candidateList(try await passing(fileDescriptor, with: .candidatesDescriptor(id: "1", name: name)))
+    }
+
+    /// Whether the daemon offers a feature (asks for `welcome` once if needed).
+    public func offers(_ feature: ProtocolFeature) async throws(DocRouteClientError) -> Bool {
+        try await daemonWelcome().features.contains(feature.rawValue)
+    }
+
+    private func passing(_ fileDescriptor: Int32, with message: ClientMessage) async throws(DocRouteClientError) -> DaemonMessage {
+        let welcome = try await daemonWelcome()
+        guard welcome.features.contains(ProtocolFeature.openDescriptor.rawValue), let path = welcome.descriptorSocketPath else {
+            throw DocRouteClientError(
+                code: .unexpectedReply,
+                message: "\(welcome.daemon) does not offer open-descriptor; open the file by its URL instead")
+        }
+        let reply = try await DescriptorPassing.exchange(socketPath: path, line: message.encodedLine(), descriptor: fileDescriptor)
+        if case .error(let id, let code, let text) = reply {
+            throw DocRouteClientError(code: .daemon(code), message: text, requestID: id)
+        }
+        return reply
+    }
+
+    private func opened(_ reply: DaemonMessage) throws(DocRouteClientError) -> OpenedDocument {
         guard case .opened(_, let deliveryID, let bundleIdentifier, let contentType) = reply else {
             throw unexpected(reply, for: "open")
         }
         return OpenedDocument(deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, contentType: contentType)
+    }
+
+    private func candidateList(_ reply: DaemonMessage) throws(DocRouteClientError) -> CandidateList {
+        guard case .candidates(_, let contentType, let candidates) = reply else { throw unexpected(reply, for: "candidates") }
+        return CandidateList(contentType: contentType, candidates: candidates)
     }
 
     /// Asks for the daemon's status.

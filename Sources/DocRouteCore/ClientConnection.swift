@@ -1,29 +1,67 @@
 import DocRouteProtocol
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One accepted client: its identity and a way to send it messages from any thread.
 public final class ClientConnection: Sendable, Hashable {
     public let id: UInt64
     public let credentials: PeerCredentials
-    let channel: any Channel
+    let transport: Transport
+    /// The descriptor passed with the line being answered (descriptor socket only), until taken.
+    let passedDescriptor = NIOLockedValueBox<Int32?>(nil)
+
+    /// How replies reach the client.
+    enum Transport: Sendable {
+        /// A connection of the main socket, served by NIO.
+        case channel(any Channel)
+        /// A connection of the descriptor socket, written with blocking sends.
+        case descriptorSocket(DescriptorSocketWriter)
+    }
 
     init(id: UInt64, credentials: PeerCredentials, channel: any Channel) {
         self.id = id
         self.credentials = credentials
-        self.channel = channel
+        self.transport = .channel(channel)
+    }
+
+    init(id: UInt64, credentials: PeerCredentials, writer: DescriptorSocketWriter) {
+        self.id = id
+        self.credentials = credentials
+        self.transport = .descriptorSocket(writer)
+    }
+
+    /// Whether this connection can carry passed descriptors (it came in on the descriptor socket).
+    var receivesDescriptors: Bool {
+        if case .descriptorSocket = transport { true } else { false }
+    }
+
+    /// Takes the descriptor passed with the current line; the caller owns (and closes) it.
+    func takePassedDescriptor() -> Int32? {
+        passedDescriptor.withLockedValue { descriptor in
+            defer { descriptor = nil }
+            return descriptor
+        }
     }
 
     /// Queues one message line. Writes keep their order; a closed connection drops them.
     public func send(_ message: DaemonMessage) {
         let bytes = message.encodedLine()
-        var buffer = channel.allocator.buffer(capacity: bytes.count)
-        buffer.writeBytes(bytes)
-        channel.writeAndFlush(buffer, promise: nil)
+        switch transport {
+        case .channel(let channel):
+            var buffer = channel.allocator.buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            channel.writeAndFlush(buffer, promise: nil)
+        case .descriptorSocket(let writer):
+            writer.write(bytes)
+        }
     }
 
     /// Closes the connection.
     public func close() {
-        channel.close(promise: nil)
+        switch transport {
+        case .channel(let channel): channel.close(promise: nil)
+        case .descriptorSocket(let writer): writer.shutdown()
+        }
     }
 
     public static func == (lhs: ClientConnection, rhs: ClientConnection) -> Bool { lhs.id == rhs.id }

@@ -11,7 +11,7 @@ extension RoutingDaemon: RequestResponder {
         switch message {
         case .hello(let version, let id):
             if version == 1 {
-                connection.send(.welcome(protocol: 1, daemon: Self.version, id: id))
+                connection.send(welcome(id: id))
             } else {
                 connection.send(.error(id: id, code: .unsupportedProtocol, message: "protocol \(version) is not spoken here; docrouted speaks protocol 1"))
             }
@@ -34,8 +34,14 @@ extension RoutingDaemon: RequestResponder {
             if let error = await dispatcher.acknowledge(deliveryID: deliveryID, handled: handled, connection: connection, requestID: id) {
                 connection.send(.error(error))
             }
-        case .open(let id, let url, let mailbox):
-            await open(url: url, mailbox: mailbox, id: id, connection: connection)
+        case .open(let id, let url, let mailbox, let bundleIdentifier):
+            await open(.url(url), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
+        case .openDescriptor(let id, let name, let mailbox, let bundleIdentifier):
+            await open(.descriptor(name: name), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
+        case .candidates(let id, let url):
+            candidates(for: .url(url), id: id, connection: connection)
+        case .candidatesDescriptor(let id, let name):
+            candidates(for: .descriptor(name: name), id: id, connection: connection)
         case .status(let id):
             guard Self.isAdministrator(connection.credentials, group: configuration.adminGroup) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "status is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
@@ -75,89 +81,6 @@ extension RoutingDaemon: RequestResponder {
         extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
         extra["daemon"] = .string(Self.version)
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
-    }
-
-    func open(url: String, mailbox: String?, id: String?, connection: ClientConnection) async {
-        let snapshot = routing.withLockedValue { $0 }
-        guard let colon = url.firstIndex(of: ":"), URLSchemeClaim.isValidScheme(String(url[..<colon])) else {
-            connection.send(.error(id: id, code: .badRequest, message: "'\(url)' is not an absolute URL (scheme:…)"))
-            return
-        }
-        let scheme = url[..<colon].lowercased()
-        guard scheme == "file" else {
-            let selection = snapshot.selector.select(scheme: scheme)
-            guard let bundle = selection.bundleIdentifier else {
-                connection.send(.error(id: id, code: .noHandler, message: selection.reason))
-                return
-            }
-            do {
-                let (deliveryID, _) = try await backend.recordURL(url, bundleIdentifier: bundle, sourceApplication: nil)
-                activity.committedURL(bundle)
-                connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
-                await dispatcher.committed(bundleIdentifier: bundle)
-            } catch {
-                connection.send(.error(id: id, code: .internal, message: "the URL could not be recorded: \(error)"))
-            }
-            return
-        }
-        let mailboxName = mailbox ?? "Shared"
-        guard DaemonConfiguration.isValidMailbox(mailboxName) else {
-            connection.send(.error(id: id, code: .badRequest, message: "'\(mailboxName)' cannot be a mailbox name"))
-            return
-        }
-        let pathBytes: [UInt8]
-        do {
-            pathBytes = try FileURL.path(fromURLString: url)
-        } catch {
-            connection.send(.error(error))
-            return
-        }
-        let path = InboxNames.display(pathBytes)
-        let opened = PeerFileOpener.open(pathBytes, as: connection.credentials, maxSize: configuration.maxFileSize)
-        let file: IntakeFile
-        switch opened {
-        case .success(let intake):
-            file = intake
-        case .failure(.vanished):
-            connection.send(.error(id: id, code: .notFound, message: "\(path) does not exist"))
-            return
-        case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
-            connection.send(.error(id: id, code: .notPermitted, message: "you (uid \(connection.credentials.uid)) cannot read \(path), so docrouted will not read it for you"))
-            return
-        case .failure(let refusal):
-            connection.send(.error(id: id, code: .badRequest, message: "\(path): \(refusal)"))
-            return
-        }
-        let name = Array(pathBytes.split(separator: UInt8(ascii: "/")).last ?? [])
-        let display = InboxNames.display(name)
-        let classification = snapshot.engine.classify(filename: display, head: file.head)
-        guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
-            close(file.descriptor)
-            connection.send(.error(id: id, code: .noHandler, message: "no handler claims \(classification.contentType)"))
-            return
-        }
-        let delivery = DocumentDelivery(
-            source: file, sourceFolder: nil, sourceName: name, sourcePath: path,
-            containerRoot: handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier,
-            mailbox: mailboxName, extensionChain: classification.extensionChain, contentType: classification.contentType,
-            bundleIdentifier: handler.bundleIdentifier,
-            owner: HandlerLauncher.copyOwner(for: handler.manifest.user),
-            sourceApplication: "org.docroute.open",
-            annotation: [:])
-        let outcome = await backend.deliver([delivery]).first
-        close(file.descriptor)
-        activity.delivered([delivery], outcome.map { [$0] } ?? [])
-        switch outcome {
-        case .committed(let deliveryID, _, _, _):
-            connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
-            await dispatcher.committed(bundleIdentifier: handler.bundleIdentifier)
-        case .failed(let message, _):
-            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(message)"))
-        case .alreadyDelivered(let deliveryID):
-            connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
-        case nil:
-            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered"))
-        }
     }
 
     /// The configured user, or root.

@@ -38,6 +38,8 @@ public final class RoutingDaemon: Sendable {
     /// Watches the handlers directory: a manifest added, changed, renamed or removed reloads.
     let manifestWatcher: InboxWatcher
     let server: NIOLockedValueBox<SocketServer?> = .init(nil)
+    /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
+    let descriptorServer: NIOLockedValueBox<DescriptorSocketServer?> = .init(nil)
     static let version = "docrouted/0.1.0"
 
     public init(configuration: DaemonConfiguration, backend: any DeliveryBackend, notifier: SystemdNotifier?, logger: Logger) throws {
@@ -67,7 +69,10 @@ public final class RoutingDaemon: Sendable {
     }
 
     /// Recovers, loads, listens, watches and scans; READY=1 goes out only after all of it.
-    public func start(listeningOn endpoint: SocketServer.Endpoint) async throws {
+    ///
+    /// `descriptorEndpoint` is the descriptor socket (systemd's second socket); nil binds it
+    /// beside the main socket (``DescriptorSocketServer/path(besides:)``).
+    public func start(listeningOn endpoint: SocketServer.Endpoint, descriptorEndpoint: SocketServer.Endpoint? = nil) async throws {
         for directory in [configuration.stateDirectory, configuration.containersDirectory, configuration.quarantineDirectory] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
@@ -85,6 +90,7 @@ public final class RoutingDaemon: Sendable {
         let server = SocketServer(group: group, responder: self, maxConnections: configuration.maxConnections, logger: logger)
         try await server.start(endpoint)
         self.server.withLockedValue { $0 = server }
+        startDescriptorServer(descriptorEndpoint)
         _ = try? notifier?.ready()
         await refreshStatus()
         let registry = routing.withLockedValue { $0.registry }
@@ -130,6 +136,7 @@ public final class RoutingDaemon: Sendable {
     public func shutdown() async {
         _ = try? notifier?.stopping()
         await server.withLockedValue { $0 }?.stop()
+        descriptorServer.withLockedValue { $0 }?.stop()
         await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()

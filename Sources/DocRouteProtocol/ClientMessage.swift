@@ -8,18 +8,27 @@ public enum ClientMessage: Sendable, Hashable {
     case subscribe(id: String?, bundleIdentifier: String)
     /// The handler has taken (`handled: true`) or declined a delivery. No reply on success.
     case ack(deliveryID: String, handled: Bool, id: String? = nil)
-    /// Route a custom-scheme URL or a file URL to its handler.
-    case open(id: String?, url: String, mailbox: String? = nil)
+    /// Route a custom-scheme URL or a file URL to its handler; with `bundleIdentifier`, to that
+    /// handler, which must be one of the candidates (Open In…, feature `open-with`).
+    case open(id: String?, url: String, mailbox: String? = nil, bundleIdentifier: String? = nil)
+    /// `open` with `"descriptor":true`: the file travels as a descriptor passed with `SCM_RIGHTS`
+    /// alongside the line (feature `open-descriptor`); `name` is its file name (no `/`).
+    case openDescriptor(id: String?, name: String, mailbox: String? = nil, bundleIdentifier: String? = nil)
+    /// Every handler that could open the document at `url`, best first (feature `candidates`).
+    case candidates(id: String?, url: String)
+    /// `candidates` for a file passed as a descriptor, named `name`.
+    case candidatesDescriptor(id: String?, name: String)
     /// Ask for the daemon's status.
     case status(id: String?)
 
     /// The `type` strings clients may send.
-    public static let types = ["hello", "subscribe", "ack", "open", "status"]
+    public static let types = ["hello", "subscribe", "ack", "open", "candidates", "status"]
 
     /// The request `id`, if the message carries one.
     public var id: String? {
         switch self {
-        case .hello(_, let id), .subscribe(let id, _), .ack(_, _, let id), .open(let id, _, _), .status(let id):
+        case .hello(_, let id), .subscribe(let id, _), .ack(_, _, let id), .open(let id, _, _, _),
+            .openDescriptor(let id, _, _, _), .candidates(let id, _), .candidatesDescriptor(let id, _), .status(let id):
             id
         }
     }
@@ -30,7 +39,8 @@ public enum ClientMessage: Sendable, Hashable {
         case .hello: "hello"
         case .subscribe: "subscribe"
         case .ack: "ack"
-        case .open: "open"
+        case .open, .openDescriptor: "open"
+        case .candidates, .candidatesDescriptor: "candidates"
         case .status: "status"
         }
     }
@@ -52,7 +62,19 @@ extension ClientMessage {
         case "ack":
             self = .ack(deliveryID: try object.string("deliveryID"), handled: try object.bool("handled"), id: id)
         case "open":
-            self = .open(id: id, url: try object.string("url"), mailbox: try object.optionalString("mailbox"))
+            let mailbox = try object.optionalString("mailbox")
+            let bundleIdentifier = try object.optionalString("bundleIdentifier")
+            if try Self.carriesDescriptor(object) {
+                self = .openDescriptor(id: id, name: try Self.fileName(object), mailbox: mailbox, bundleIdentifier: bundleIdentifier)
+            } else {
+                self = .open(id: id, url: try object.string("url"), mailbox: mailbox, bundleIdentifier: bundleIdentifier)
+            }
+        case "candidates":
+            if try Self.carriesDescriptor(object) {
+                self = .candidatesDescriptor(id: id, name: try Self.fileName(object))
+            } else {
+                self = .candidates(id: id, url: try object.string("url"))
+            }
         case "status":
             self = .status(id: id)
         default:
@@ -74,13 +96,49 @@ extension ClientMessage {
         case .ack(let deliveryID, let handled, _):
             writer.field("deliveryID", deliveryID)
             writer.field("handled", handled)
-        case .open(_, let url, let mailbox):
+        case .open(_, let url, let mailbox, let bundleIdentifier):
             writer.field("url", url)
+            writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
             writer.field("mailbox", ifPresent: mailbox)
+        case .openDescriptor(_, let name, let mailbox, let bundleIdentifier):
+            writer.field("descriptor", true)
+            writer.field("name", name)
+            writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
+            writer.field("mailbox", ifPresent: mailbox)
+        case .candidates(_, let url):
+            writer.field("url", url)
+        case .candidatesDescriptor(_, let name):
+            writer.field("descriptor", true)
+            writer.field("name", name)
         case .status:
             break
         }
         writer.endObject()
         return writer.line()
+    }
+
+    /// Whether the message says a descriptor travels with it (`"descriptor":true`).
+    public var carriesDescriptor: Bool {
+        switch self {
+        case .openDescriptor, .candidatesDescriptor: true
+        default: false
+        }
+    }
+
+    private static func carriesDescriptor(_ object: MessageObject) throws(ProtocolError) -> Bool {
+        switch object.members["descriptor"] {
+        case nil, .null?: return false
+        case .bool(let flag)?: return flag
+        case let other?: throw object.mistyped("descriptor", expected: "a boolean", found: other)
+        }
+    }
+
+    /// A document's file name as a descriptor form gives it: one path component.
+    private static func fileName(_ object: MessageObject) throws(ProtocolError) -> String {
+        let name = try object.string("name")
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+            throw object.invalid("'name' must be a file name without '/' (the document's name, such as 1abc.pdb)")
+        }
+        return name
     }
 }

@@ -9,7 +9,17 @@ extension DaemonMessage {
         let id = object.requestID
         switch object.type {
         case "welcome":
-            self = .welcome(protocol: try object.integer("protocol"), daemon: try object.string("daemon"), id: id)
+            var features: [String] = []
+            switch object.members["features"] {
+            case nil, .null?: break
+            case .array(let names)?:
+                // Names this library does not know are kept: the caller decides what they mean.
+                features = names.compactMap(\.stringValue)
+            case let other?: throw object.mistyped("features", expected: "an array of strings", found: other)
+            }
+            self = .welcome(
+                protocol: try object.integer("protocol"), daemon: try object.string("daemon"), id: id,
+                features: features, descriptorSocket: try object.optionalString("descriptorSocket"))
         case "subscribed":
             self = .subscribed(
                 id: id, bundleIdentifier: try object.string("bundleIdentifier"), pending: try object.integer("pending"))
@@ -31,6 +41,11 @@ extension DaemonMessage {
                 deliveryID: try object.string("deliveryID"),
                 bundleIdentifier: try object.string("bundleIdentifier"),
                 contentType: try object.optionalString("contentType"))
+        case "candidates":
+            let candidates = try object.array("candidates").enumerated().map { index, value throws(ProtocolError) in
+                try Self.candidate(value, at: "candidates[\(index)]", in: object)
+            }
+            self = .candidates(id: id, contentType: try object.optionalString("contentType"), candidates: candidates)
         case "status":
             let handlers = try object.array("handlers").enumerated().map { index, value throws(ProtocolError) in
                 try Self.handlerStatus(value, at: "handlers[\(index)]", in: object)
@@ -104,6 +119,29 @@ extension DaemonMessage {
             throw object.mistyped("\(path).\(name)", expected: expected, found: value)
         }
         return result
+    }
+
+    private static func candidate(_ value: JSONValue, at path: String, in object: MessageObject)
+        throws(ProtocolError) -> OpenCandidate
+    {
+        let members = try entry(value, at: path, in: object)
+        func text(_ name: String) throws(ProtocolError) -> String {
+            try field(members, name, at: path, in: object, expected: "a string") { $0.stringValue }
+        }
+        var isDefault = false
+        switch members["default"] {
+        case nil, .null?: break
+        case .bool(let flag)?: isDefault = flag
+        case let other?: throw object.mistyped("\(path).default", expected: "a boolean", found: other)
+        }
+        let bundleIdentifier = try text("bundleIdentifier")
+        // `name` is for display; a daemon that leaves it out still gives a usable list.
+        let name = members["name"]?.stringValue ?? bundleIdentifier
+        return OpenCandidate(
+            bundleIdentifier: bundleIdentifier,
+            name: name,
+            matchedType: try text("matchedType"), rank: try text("rank"), role: try text("role"),
+            isDefault: isDefault)
     }
 
     private static func handlerStatus(_ value: JSONValue, at path: String, in object: MessageObject)

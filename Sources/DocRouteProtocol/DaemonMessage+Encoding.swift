@@ -9,10 +9,18 @@ extension DaemonMessage {
         writer.beginObject()
         writer.field("type", type)
         switch self {
-        case .welcome(let version, let daemon, let id):
+        case .welcome(let version, let daemon, let id, let features, let descriptorSocket):
             writer.field("id", ifPresent: id)
             writer.field("protocol", version)
             writer.field("daemon", daemon)
+            // A daemon without optional requests sends the welcome as protocol 1 first had it.
+            if !features.isEmpty {
+                writer.key("features")
+                writer.beginArray()
+                for feature in features { writer.string(feature) }
+                writer.endArray()
+            }
+            writer.field("descriptorSocket", ifPresent: descriptorSocket)
         case .subscribed(let id, let bundleIdentifier, let pending):
             writer.field("id", ifPresent: id)
             writer.field("bundleIdentifier", bundleIdentifier)
@@ -47,6 +55,22 @@ extension DaemonMessage {
             writer.field("deliveryID", deliveryID)
             writer.field("bundleIdentifier", bundleIdentifier)
             writer.field("contentType", ifPresent: contentType)
+        case .candidates(let id, let contentType, let candidates):
+            writer.field("id", ifPresent: id)
+            writer.field("contentType", ifPresent: contentType)
+            writer.key("candidates")
+            writer.beginArray()
+            for candidate in candidates {
+                writer.beginObject()
+                writer.field("bundleIdentifier", candidate.bundleIdentifier)
+                writer.field("name", candidate.name)
+                writer.field("matchedType", candidate.matchedType)
+                writer.field("rank", candidate.rank)
+                writer.field("role", candidate.role)
+                writer.field("default", candidate.isDefault)
+                writer.endObject()
+            }
+            writer.endArray()
         case .status(let id, let handlers, let inboxes, let extra):
             writer.field("id", ifPresent: id)
             writer.key("handlers")

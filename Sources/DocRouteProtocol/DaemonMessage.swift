@@ -1,7 +1,9 @@
 /// A message from the daemon to a client (PROTOCOL.md).
 public enum DaemonMessage: Sendable, Hashable {
-    /// Reply to `hello`: `{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION"}`.
-    case welcome(protocol: Int, daemon: String, id: String? = nil)
+    /// Reply to `hello`: `{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…]}`.
+    /// `features` holds ``ProtocolFeature`` names (unknown ones kept as sent); `descriptorSocket`
+    /// is where descriptors may be passed, relative to the folder of the socket the client used.
+    case welcome(protocol: Int, daemon: String, id: String? = nil, features: [String] = [], descriptorSocket: String? = nil)
     /// Reply to `subscribe`; `pending` is the number of documents waiting for the handler.
     case subscribed(id: String?, bundleIdentifier: String, pending: Int)
     /// The handler's launch, sent once right after `subscribed`: with the oldest waiting
@@ -11,6 +13,9 @@ public enum DaemonMessage: Sendable, Hashable {
     case openURL(DocumentEvent)
     /// Reply to `open`; `contentType` only for files.
     case opened(id: String?, deliveryID: String, bundleIdentifier: String, contentType: String?)
+    /// Reply to `candidates`: every handler that could open the document, best first;
+    /// `contentType` is absent for a custom-scheme URL.
+    case candidates(id: String?, contentType: String?, candidates: [OpenCandidate])
     /// Reply to `status`. `extra` holds any further top-level fields for operators; it never
     /// replaces `type`, `id`, `handlers` or `inboxes`.
     case status(id: String?, handlers: [HandlerStatus], inboxes: [InboxStatus], extra: [String: JSONValue] = [:])
@@ -26,7 +31,7 @@ public enum DaemonMessage: Sendable, Hashable {
     }
 
     /// The `type` strings the daemon sends.
-    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "status", "error"]
+    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "candidates", "status", "error"]
 
     /// The message's `type` field.
     public var type: String {
@@ -36,6 +41,7 @@ public enum DaemonMessage: Sendable, Hashable {
         case .launch: "launch"
         case .openURL: "openURL"
         case .opened: "opened"
+        case .candidates: "candidates"
         case .status: "status"
         case .error: "error"
         }
@@ -44,8 +50,8 @@ public enum DaemonMessage: Sendable, Hashable {
     /// The `id` of the request this message answers, if any.
     public var id: String? {
         switch self {
-        case .welcome(_, _, let id), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
-            .error(let id, _, _):
+        case .welcome(_, _, let id, _, _), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
+            .candidates(let id, _, _), .error(let id, _, _):
             id
         case .launch, .openURL:
             nil

@@ -21,8 +21,12 @@ struct RouteCommand: ParsableCommand {
         let selector = HandlerSelector(registry: registry, defaults: try options.defaults())
         var contentType: String?
         let selection: HandlerSelection
+        // Every handler that could open it, as docrouted's `candidates` (Open In…) lists them;
+        // the first ones are those the decision was made among.
+        let candidates: [HandlerCandidate]
         if let scheme = Self.scheme(of: input), scheme != "file" {
             selection = selector.select(scheme: scheme)
+            candidates = selector.openInCandidates(scheme: scheme)
         } else {
             let path = input.hasPrefix("file://") ? (URL(string: input)?.path ?? input) : input
             let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
@@ -36,6 +40,7 @@ struct RouteCommand: ParsableCommand {
             }
             contentType = classification.contentType
             selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
+            candidates = selector.openInCandidates(contentType: classification.contentType, innerContentType: classification.innerContentType)
         }
         // What a candidate's manifest said that was read otherwise may be why it is (or is not) chosen.
         let candidateFiles = Set(selection.candidates.compactMap { registry.handler(for: $0.bundleIdentifier)?.manifest.file })
@@ -45,7 +50,7 @@ struct RouteCommand: ParsableCommand {
                 "input": input,
                 "contentType": JSONOutput.orNull(contentType),
                 "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
-                "candidates": selection.candidates.map {
+                "candidates": candidates.map {
                     ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
                 },
                 "reason": selection.reason,
@@ -56,7 +61,7 @@ struct RouteCommand: ParsableCommand {
             if let contentType { print("\(input): \(contentType)") }
             print(selection.bundleIdentifier.map { "→ \($0)" } ?? "→ no handler (the file would be quarantined)")
             print("  \(selection.reason)")
-            for (index, candidate) in selection.candidates.enumerated() {
+            for (index, candidate) in candidates.enumerated() {
                 var notes: [String] = [candidate.rank.rawValue, candidate.role.rawValue]
                 if candidate.isAdminDefault { notes.append("admin default") }
                 if candidate.claimsInnerType { notes.append("claims inner type") }

@@ -47,6 +47,7 @@ struct DocRouted: AsyncParsableCommand {
         }
         let activation: SocketActivation
         let endpoint: SocketServer.Endpoint
+        var descriptorEndpoint: SocketServer.Endpoint?
         do {
             activation = try SocketActivation()
             if let descriptor = try activation.descriptor() {
@@ -56,6 +57,13 @@ struct DocRouted: AsyncParsableCommand {
                     logger.notice("socket passed by systemd differs from the configuration's; handlers are told the passed one",
                                   metadata: ["socket": "\(path)", "configured": "\(configuration.socket)"])
                     configuration.socket = path
+                }
+                // docroute.socket's second ListenStream= (same FileDescriptorName, told apart by
+                // its path), or a unit of its own named "descriptor": where descriptors are passed.
+                if let passed = activation.descriptors.first(where: {
+                    $0.name == "descriptor" || ($0.fileDescriptor != descriptor && SocketServer.boundPath(of: $0.fileDescriptor)?.hasSuffix(".fd.sock") == true)
+                }) {
+                    descriptorEndpoint = .descriptor(passed.fileDescriptor)
                 }
             } else {
                 try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -70,7 +78,7 @@ struct DocRouted: AsyncParsableCommand {
         let backend = try LedgerBackend(configuration: configuration, logger: logger)
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
-        let service = DaemonService(daemon: daemon, endpoint: endpoint, logger: logger)
+        let service = DaemonService(daemon: daemon, endpoint: endpoint, descriptorEndpoint: descriptorEndpoint, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -84,12 +92,13 @@ struct DocRouted: AsyncParsableCommand {
 struct DaemonService: Service {
     let daemon: RoutingDaemon
     let endpoint: SocketServer.Endpoint
+    let descriptorEndpoint: SocketServer.Endpoint?
     let logger: Logger
 
     func run() async throws {
         // Trap SIGHUP before READY=1 can go out: a reload asked for at once must be a reload.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        try await daemon.start(listeningOn: endpoint)
+        try await daemon.start(listeningOn: endpoint, descriptorEndpoint: descriptorEndpoint)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in hangups {

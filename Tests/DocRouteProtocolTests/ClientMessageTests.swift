@@ -26,14 +26,36 @@ import Testing
     @Test func requestExamplesOfTheContractRoundTripByteForByte() throws {
         let clientTypes = Set(ClientMessage.types.map { #"{"type":"\#($0)""# })
         let examples = try inlineMessageExamples().filter { example in
-            // `{"type":"status","id":"3",…}` is the daemon's reply, elided.
-            clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…")
+            // `{"type":"status","id":"3",…}` and the candidates reply are the daemon's, elided.
+            clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…") && !example.contains(#""candidates":["#)
         }
-        // hello, subscribe, ack, two opens, status.
-        #expect(examples.count == 6)
+        // hello, subscribe, ack, two opens, the descriptor open, candidates, status.
+        #expect(examples.count == 8)
         for example in examples {
             let message = try ClientMessage(decoding: bytes(example))
             #expect(text(message.encodedLine()) == example + "\n")
+        }
+    }
+
+    @Test func openInAndDescriptorRequestsDecode() throws {
+        #expect(
+            try ClientMessage(decoding: bytes(#"{"type":"open","id":"2","url":"file:///a.pdb","bundleIdentifier":"org.example.viewer"}"#))
+                == .open(id: "2", url: "file:///a.pdb", bundleIdentifier: "org.example.viewer"))
+        let descriptor = try ClientMessage(decoding: bytes(#"{"type":"open","id":"2","descriptor":true,"name":"1abc.pdb","mailbox":"Shared"}"#))
+        #expect(descriptor == .openDescriptor(id: "2", name: "1abc.pdb", mailbox: "Shared"))
+        #expect(descriptor.carriesDescriptor && descriptor.type == "open")
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"candidates","id":"4","descriptor":true,"name":"a.txt"}"#))
+            == .candidatesDescriptor(id: "4", name: "a.txt"))
+        // descriptor:false is the URL form.
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"candidates","descriptor":false,"url":"todolist://x"}"#))
+            == .candidates(id: nil, url: "todolist://x"))
+        for bad in [#"{"type":"open","id":"9","descriptor":true,"name":"../etc/passwd"}"#,
+                    #"{"type":"open","id":"9","descriptor":true}"#,
+                    #"{"type":"open","id":"9","descriptor":"yes","name":"a"}"#,
+                    #"{"type":"candidates","id":"9"}"#] {
+            #expect { try ClientMessage(decoding: bytes(bad)) } throws: { error in
+                (error as? ProtocolError).map { $0.code == .badRequest && $0.requestID == "9" } ?? false
+            }
         }
     }
 
@@ -79,7 +101,7 @@ import Testing
         BadLine(#"{"type":7,"id":"5"}"#, "field 'type' must be a string, found integer", id: "5"),
         BadLine(
             #"{"type":"launch","id":"6"}"#,
-            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, status", id: "6"),
+            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, candidates, status", id: "6"),
         BadLine(#"{"type":"subscribe","id":"7"}"#, "'subscribe' is missing field 'bundleIdentifier'", id: "7"),
         BadLine(
             #"{"type":"subscribe","id":"8","bundleIdentifier":42}"#,

@@ -65,20 +65,47 @@ import Testing
     @Test func repliesOfTheContractRoundTripByteForByte() throws {
         let examples = try inlineMessageExamples()
         for expected in [
-            #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION"}"#,
             #"{"type":"opened","id":"2","deliveryID":"…","bundleIdentifier":"…","contentType":"…"}"#,
         ] {
             #expect(examples.contains(expected))
             #expect(text(try DaemonMessage(decoding: bytes(expected)).encodedLine()) == expected + "\n")
         }
+        // The contract elides the feature list (`[…]`); the fields and their order are these.
+        #expect(examples.contains(#"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…]}"#))
+        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor"]}"#
         #expect(
-            text(DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION").encodedLine())
-                == #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION"}"# + "\n")
+            text(DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION", features: ProtocolFeature.allCases.map(\.rawValue)).encodedLine())
+                == welcome + "\n")
+        #expect(try DaemonMessage(decoding: bytes(welcome)) == .welcome(protocol: 1, daemon: "docrouted/VERSION", features: ["candidates", "open-with", "open-descriptor"]))
+        // A welcome of a daemon without optional requests still reads, with no features.
+        #expect(try DaemonMessage(decoding: bytes(#"{"type":"welcome","protocol":1,"daemon":"d"}"#)) == .welcome(protocol: 1, daemon: "d"))
+        // The proposal's descriptor socket (docs/PROTOCOL.md, end) round-trips.
+        let proposed = try #require(try jsonExample(startingWith: #"{"type":"welcome","id":"1""#))
+        #expect(text(try DaemonMessage(decoding: bytes(proposed)).encodedLine()) == proposed + "\n")
+    }
+
+    @Test func candidatesReplyOfTheContractReads() throws {
+        let examples = try inlineMessageExamples()
+        let example = try #require(examples.first { $0.hasPrefix(#"{"type":"candidates","id":"4","contentType""#) })
+        let filled = example.replacingOccurrences(of: "…", with: "x")
+        let message = try DaemonMessage(decoding: bytes(filled))
+        #expect(message == .candidates(id: "4", contentType: "x", candidates: [
+            OpenCandidate(bundleIdentifier: "x", name: "x", matchedType: "x", rank: "Owner", role: "Viewer", isDefault: true),
+        ]))
+        #expect(text(message.encodedLine()) == filled + "\n")
+        let scheme = DaemonMessage.candidates(id: nil, contentType: nil, candidates: [
+            OpenCandidate(bundleIdentifier: "com.acme.todolist", name: "To Do", matchedType: "todolist", rank: "Default", role: "Viewer", isDefault: true),
+            OpenCandidate(bundleIdentifier: "org.other", name: "org.other", matchedType: "todolist", rank: "Default", role: "Viewer", isDefault: false),
+        ])
+        #expect(try DaemonMessage(decoding: scheme.encodedLine().dropLast()) == scheme)
+        #expect(!text(scheme.encodedLine()).contains("contentType"))
     }
 
     @Test func everyMessageIsOneLineAndRoundTrips() throws {
         let messages: [DaemonMessage] = [
             .welcome(protocol: 1, daemon: "docrouted/0.1", id: "h"),
+            .welcome(protocol: 1, daemon: "docrouted/0.1", id: "h", features: ["candidates", "x-future"], descriptorSocket: "docroute.fd.sock"),
+            .candidates(id: "c", contentType: "public.plain-text", candidates: []),
             .subscribed(id: "1", bundleIdentifier: "com.sunsetlakesoftware.molecules", pending: 3),
             .launch(Self.launchedDocument),
             .plainLaunch,

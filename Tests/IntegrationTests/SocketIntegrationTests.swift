@@ -246,6 +246,38 @@ import Glibc
         client.close()
     }
 
+    @Test func thePythonExampleListsAndOpensInByDescriptor() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let file = harness.root + "/1abc.pdb"
+        try Data(Self.pdb).write(to: URL(fileURLWithPath: file))
+        func run(_ arguments: [String]) throws -> (Int32, [String: Any]?) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", DaemonHarness.repositoryRoot + "/examples/python/handler.py", "--socket", harness.socket] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any])
+        }
+        let (listed, candidates) = try run(["--list", file])
+        #expect(listed == 0)
+        let entries = candidates?["candidates"] as? [[String: Any]] ?? []
+        #expect(entries.first?["bundleIdentifier"] as? String == Self.molecules && entries.first?["default"] as? Bool == true, "\(String(describing: candidates))")
+        #expect(entries.contains { $0["bundleIdentifier"] as? String == "org.docroute.textviewer" })
+        let (opened, reply) = try run(["--open", file, "--with", "org.docroute.textviewer"])
+        #expect(opened == 0)
+        #expect(reply?["type"] as? String == "opened" && reply?["bundleIdentifier"] as? String == "org.docroute.textviewer", "\(String(describing: reply))")
+        #expect(FileManager.default.contents(atPath: harness.sandbox("org.docroute.textviewer", mailbox: "Shared") + "/1abc.pdb") == Data(Self.pdb))
+        let (refused, error) = try run(["--open", file, "--with", "org.docroute.archiver"])
+        #expect(refused == 1 && error?["code"] as? String == "no-handler", "\(String(describing: error))")
+        let (url, urlReply) = try run(["--list", "todolist://www.acme.com?x"])
+        #expect(url == 0 && (urlReply?["candidates"] as? [[String: Any]])?.first?["bundleIdentifier"] as? String == "com.acme.todolist", "\(String(describing: urlReply))")
+    }
+
     @Test func aHandlerIsLaunchedWhenADocumentArrives() throws {
         let harness = try DaemonHarness(launchCommands: true)
         defer { harness.remove() }

@@ -56,4 +56,22 @@ extern const uint32_t docroute_in_excl_unlink;
 int docroute_set_fs_uid(uint32_t uid);
 int docroute_set_fs_gid(uint32_t gid);
 
+/// Descriptor passing over a Unix stream socket (SCM_RIGHTS), for `open-descriptor` (PROTOCOL.md).
+/// sendmsg(2) of `length` bytes with `descriptor` attached to their first byte, MSG_NOSIGNAL.
+/// Returns the bytes sent, or -1 with errno set.
+ssize_t docroute_send_with_descriptor(int socket, const void *bytes, size_t length, int descriptor);
+
+/// recvmsg(2) of up to `length` bytes, MSG_CMSG_CLOEXEC. Descriptors that came with them are stored
+/// in `descriptors` (at most `capacity`; the count in `*received`); any beyond that, or a truncated
+/// control message, sets `*truncated` to 1 (the kernel closes what did not fit).
+/// Returns the bytes read (0 at end of stream), or -1 with errno set.
+ssize_t docroute_receive_with_descriptors(int socket, void *bytes, size_t length,
+                                          int *descriptors, int capacity, int *received, int *truncated);
+
+/// accept4(2) with SOCK_CLOEXEC (GNU, so Swift's Glibc import lacks it).
+int docroute_accept_cloexec(int listener);
+
+/// O_PATH (GNU): a descriptor that names a file without the right to read it.
+extern const int docroute_o_path;
+
 #endif

@@ -1,0 +1,10 @@
+/// The optional requests a daemon names in `welcome`'s `features` (PROTOCOL.md), so a client can
+/// tell before it asks. A client must ignore names it does not know.
+public enum ProtocolFeature: String, Sendable, Hashable, CaseIterable {
+    /// The `candidates` request: every handler that could open a document (Open In…).
+    case candidates = "candidates"
+    /// `open` with `bundleIdentifier`: the document goes to the user's pick among the candidates.
+    case openWith = "open-with"
+    /// `open` and `candidates` with `"descriptor":true` and a descriptor passed with `SCM_RIGHTS`.
+    case openDescriptor = "open-descriptor"
+}
