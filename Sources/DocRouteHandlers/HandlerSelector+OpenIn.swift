@@ -24,8 +24,7 @@ extension HandlerSelector {
                 result.append(HandlerCandidate(
                     bundleIdentifier: registry.handlers[item.reference.handler].bundleIdentifier,
                     matchedType: type, rank: item.reference.rank, role: item.reference.role,
-                    isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max,
-                    exportsType: item.reference.exportsType))
+                    isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max))
             }
         }
         return result
