@@ -40,7 +40,8 @@ import Glibc
         #expect(lines.contains { $0.contains("ahead of org.qbittorrent.qBittorrent because rank Owner beats Default") }, "\(text.output)")
         #expect(lines.contains("  1. org.m0k.transmission via org.bittorrent.torrent (Owner, Viewer)"), "\(text.output)")
         #expect(lines.contains("  2. org.qbittorrent.qBittorrent via org.bittorrent.torrent (Default, Viewer)"), "\(text.output)")
-        #expect(!text.output.contains("HexFiend"), "the hex editor is no candidate: \(text.output)")
+        // The hex editor claims public.data, so it is in the Open In… list, after both torrent apps.
+        #expect(lines.contains { $0.hasPrefix("  3. com.ridiculousfish.HexFiend via public.data") }, "the hex editor comes last: \(text.output)")
         #expect(lines.contains { $0.hasPrefix("  warning ") && $0.contains("Transmission.plist: UTExportedTypeDeclarations[0].UTTypeConformsTo[0]: ") },
                 "the warnings of the candidates' manifests are shown: \(text.output)")
 
@@ -51,7 +52,7 @@ import Glibc
         #expect(report["contentType"] as? String == "org.bittorrent.torrent")
         #expect(report["bundleIdentifier"] as? String == "org.m0k.transmission")
         let candidates = report["candidates"] as? [[String: Any]] ?? []
-        #expect(candidates.compactMap { $0["bundleIdentifier"] as? String } == ["org.m0k.transmission", "org.qbittorrent.qBittorrent"])
+        #expect(candidates.compactMap { $0["bundleIdentifier"] as? String } == ["org.m0k.transmission", "org.qbittorrent.qBittorrent", "com.ridiculousfish.HexFiend"])
         let warnings = report["warnings"] as? [[String: Any]] ?? []
         #expect(warnings.contains { $0["code"] as? String == "unknown-parent" && $0["keyPath"] as? String == "UTExportedTypeDeclarations[0].UTTypeConformsTo[0]" },
                 "\(warnings)")
