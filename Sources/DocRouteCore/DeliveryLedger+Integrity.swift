@@ -29,6 +29,29 @@ extension DeliveryLedger {
         }
     }
 
+    /// `.ledger.sqlite-created` beside the ledger: written once the ledger was first opened, so
+    /// that a ledger removed later is not silently replaced by an empty one (a glob such as
+    /// `ledger.sqlite*` leaves it).
+    static func marker(_ path: FilePath) -> String {
+        path.removingLastComponent().appending("." + (path.lastComponent?.string ?? fileName) + "-created").string
+    }
+
+    static func markCreated(_ path: FilePath) {
+        let descriptor = open(marker(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        let text = Array("the delivery ledger \(path.string) was created \(Date()); if it is missing, run docrouted --recover-ledger\n".utf8)
+        _ = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        _ = fsync(descriptor)
+    }
+
+    static func refuseIfRemoved(_ path: FilePath) throws {
+        guard !FileManager.default.fileExists(atPath: path.string) else { return }
+        let evidence = [marker(path), path.string + "-wal", path.string + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+        guard let first = evidence.first else { return }
+        throw damaged(path, "it is missing, but \(first) shows it existed: an empty ledger now would forget every document its handlers are still owed")
+    }
+
     /// Refuses a write-ahead log whose header is not SQLite's: SQLite would ignore it and every
     /// transaction in it (deliveries, acknowledgements) would vanish without a word. A log
     /// shorter than its header, or zeroed, never held a committed transaction.

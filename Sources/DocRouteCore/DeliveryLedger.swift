@@ -44,11 +44,15 @@ public final class DeliveryLedger: Sendable {
     /// drop a damaged one in silence).
     /// - Throws: ``DeliveryError`` `ledger-damaged`, with the steps to recover, when it is
     ///   damaged; `ledger` when it cannot be opened.
-    public init(path: FilePath, logger: Logger) throws {
+    ///
+    /// A ledger that is missing where one was made before (its marker, or its `-wal`, is still
+    /// there) is refused as damaged too, unless `replacingMissing` (``LedgerRebuild``).
+    public init(path: FilePath, replacingMissing: Bool = false, logger: Logger) throws {
         self.path = path
         self.logger = logger
         self.identity = Mutex((nil, nil))
         do {
+            if !replacingMissing { try Self.refuseIfRemoved(path) }
             try Self.prepareFiles(path)
             try Self.checkWriteAheadLog(path)
         } catch let error as DeliveryError {
@@ -78,6 +82,7 @@ public final class DeliveryLedger: Sendable {
             throw failure
         }
         identity.withLock { $0 = (Self.fileStatus(path.string), Self.fileStatus(path.string + "-wal")) }
+        Self.markCreated(path)
     }
 
     /// Creates the state directory with `mode` (and its parents), whatever the umask; one that
@@ -356,9 +361,12 @@ public final class DeliveryLedger: Sendable {
         }
     }
 
-    /// Closes the database (also done when the ledger is released).
+    /// Checkpoints the ledger into its main file (the `-wal` left empty) and closes it (also done
+    /// when the ledger is released). GRDB closes the writer before the read-only readers, so
+    /// SQLite's own checkpoint at the last close cannot run: it is done here first.
     public func close() throws {
         do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()
         } catch {
             throw Self.ledgerError("close the delivery ledger", error)

@@ -53,6 +53,16 @@ public final class LedgerBackend: DeliveryBackend {
         try LedgerWatch(ledger: ledger, logger: logger, problem: problem)
     }
 
+    /// Closes the ledger at a clean stop: SQLite checkpoints it into `ledger.sqlite` and removes
+    /// the `-wal`, so the next start (and a backup of the state directory) finds one file.
+    public func close() {
+        do {
+            try ledger.close()
+        } catch {
+            logger.warning("the ledger was not closed cleanly; SQLite replays its -wal at the next start: \(error)")
+        }
+    }
+
     deinit {
         copyPool.shutdownGracefully { _ in }
         pool.shutdownGracefully { _ in }

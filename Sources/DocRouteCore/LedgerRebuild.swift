@@ -65,7 +65,8 @@ public enum LedgerRebuild {
             (salvaged, report.salvageComplete) = DeliveryLedger.salvage(FilePath(aside))
             report.salvagedRows = salvaged.count
         }
-        let ledger = try DeliveryLedger(stateDirectory: state, logger: logger)
+        try DeliveryLedger.makeDirectory(state, mode: LedgerBackend.stateDirectoryMode(configuration))
+        let ledger = try DeliveryLedger(path: path, replacingMissing: true, logger: logger)
         defer { try? ledger.close() }
 
         var byPath: [String: LedgerRecord] = [:]

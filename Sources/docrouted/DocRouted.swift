@@ -96,7 +96,7 @@ struct DocRouted: AsyncParsableCommand {
         }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
-        let service = DaemonService(daemon: daemon, endpoint: endpoint, ledgerWatch: watch, logger: logger)
+        let service = DaemonService(daemon: daemon, endpoint: endpoint, ledgerWatch: watch, backend: backend, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -135,6 +135,7 @@ struct DaemonService: Service {
     let daemon: RoutingDaemon
     let endpoint: SocketServer.Endpoint
     let ledgerWatch: LedgerWatch
+    let backend: LedgerBackend
     let logger: Logger
 
     func run() async throws {
@@ -156,7 +157,8 @@ struct DaemonService: Service {
         }
         logger.info("stopping: finishing the batch in hand")
         await daemon.shutdown()
-        // Closing the ledger (after this) removes its -wal file: that is no reason to alarm.
+        // Closing the ledger removes its -wal file: that is no reason to alarm.
         ledgerWatch.stop()
+        backend.close()
     }
 }

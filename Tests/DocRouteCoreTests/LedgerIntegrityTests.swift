@@ -89,6 +89,21 @@ import Glibc
         #expect(try reopened.record(deliveryID: record.deliveryID)?.url == "todolist://a")
     }
 
+    /// `rm ledger.sqlite*` (daemon stopped or not): the next start refuses instead of starting
+    /// with an empty ledger that forgets what handlers are owed.
+    @Test func aRemovedLedgerIsNotReplacedByAnEmptyOne() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try Self.filledLedger(scratch, count: 3)
+        for suffix in ["", "-wal", "-shm"] { unlink(scratch.path("state/ledger.sqlite\(suffix)").string) }
+        #expect {
+            try Fixtures.ledger(scratch)
+        } throws: { error in
+            (error as? DeliveryError)?.code == .ledgerDamaged && (error as? DeliveryError)?.message.contains("missing") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("state/ledger.sqlite").string), "nothing created in its place")
+    }
+
     @Test func stateFilesArePrivateWhateverTheUmask() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
