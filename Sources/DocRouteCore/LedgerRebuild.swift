@@ -67,7 +67,8 @@ public enum LedgerRebuild {
         }
         try DeliveryLedger.makeDirectory(state, mode: LedgerBackend.stateDirectoryMode(configuration))
         let ledger = try DeliveryLedger(path: path, replacingMissing: true, logger: logger)
-        defer { try? ledger.close() }
+        var closed = false
+        defer { if !closed { try? ledger.close() } }
 
         var byPath: [String: LedgerRecord] = [:]
         for record in salvaged where record.kind == .file && record.state != .staged {
@@ -130,11 +131,25 @@ public enum LedgerRebuild {
         records.sort { $0.sequence < $1.sequence }
         records += owed.sorted { $0.1 < $1.1 }.map(\.0)
         try ledger.rebuild(records)
+        try ledger.close()
+        closed = true
+        giveToStateDirectoryOwner(path)
         logger.notice("ledger rebuilt from the sandboxes", metadata: [
             "documents": "\(report.documents)", "kept": "\(report.kept)", "owed": "\(report.owed)",
             "urls": "\(report.urls)", "damaged": "\(report.damagedFiles)",
         ])
         return report
+    }
+
+    /// Run as root for a daemon that runs as its own user (the unit's `docroute`), the new ledger
+    /// files would be root's and the service could not open them: they get the state
+    /// directory's owner.
+    static func giveToStateDirectoryOwner(_ path: FilePath) {
+        var folder = stat()
+        guard geteuid() == 0, stat(path.removingLastComponent().string, &folder) == 0, folder.st_uid != 0 else { return }
+        for file in [path.string, path.string + "-wal", path.string + "-shm", DeliveryLedger.marker(path)] {
+            _ = lchown(file, folder.st_uid, folder.st_gid)
+        }
     }
 
     /// A regular file's or a package folder's status, SHA-256 and first bytes; nil for anything

@@ -220,8 +220,15 @@ import Glibc
         let garbage = Data((0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
         #expect(FileManager.default.createFile(atPath: scratch.path("state/ledger.sqlite").string, contents: garbage))
         #expect(throws: DeliveryError.self) { try Fixtures.ledger(scratch) }
+        // Run as root for a daemon of its own uid (the unit's docroute): the new files are that uid's.
+        let serviceUser: UInt32 = 48_124
+        if geteuid() == 0 { chown(scratch.path("state").string, serviceUser, serviceUser) }
         let second = try LedgerRebuild.run(configuration: configuration, logger: Fixtures.logger, now: Date().addingTimeInterval(5))
         #expect(second.documents == 3 && second.owed == 3 && second.kept == 0, "\(second)")
+        if geteuid() == 0 {
+            var info = stat()
+            #expect(stat(scratch.path("state/ledger.sqlite").string, &info) == 0 && info.st_uid == serviceUser, "the service can open it")
+        }
         let again = try Fixtures.ledger(scratch)
         let owed = try again.pending(bundleIdentifier: "com.example.viewer")
         #expect(owed.compactMap(\.finalPath) == names.map { container.string + "/Documents/Inbox/Mail/" + $0 })
