@@ -79,6 +79,8 @@ fuzz-smoke: deps
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
+	DOCROUTE_CHAOS_LEDGER_FILES=5000 $(SWIFT) test --skip-build --filter LedgerDamageIntegrationTests
+	DOCROUTE_CHAOS_CHANGED_MIB=512 $(SWIFT) test --skip-build --filter ChangedSourceIntegrationTests
 
 # Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
 install: release

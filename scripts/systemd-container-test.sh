@@ -362,13 +362,14 @@ if wait_for_file "$sandbox/1abc.pdb" 60 && cmp -s "$work/1abc.pdb" "$sandbox/1ab
 else
     fail "dropped 1abc.pdb arrived in $sandbox"
 fi
-# Copies belong to the handler's user (molecules: root), handed over with CAP_CHOWN; the group is
-# docrouted's own (the daemon is not root, and reaches handlers' folders through their group bits).
+# Copies belong to the handler's user and group (molecules: root), handed over with CAP_CHOWN;
+# docrouted (not root) keeps read access through an ACL entry for its own uid, never through a
+# group (issue 16: the docroute group is the admin group). Nothing for others.
 owner=$(in_container stat -c '%U:%G %a' "${sandbox#"$ctr"}/1abc.pdb" 2>/dev/null || echo missing)
-if [ "${owner%% *}" = root:docroute ]; then
-    pass "the copy belongs to the handler's user ($owner)"
+if [ "${owner%% *}" = root:root ] && [ "${owner: -1}" = 0 ]; then
+    pass "the copy belongs to the handler's user and group ($owner)"
 else
-    fail "the copy belongs to the handler's user, group docroute: root:docroute (found $owner)"
+    fail "the copy belongs to the handler's user and group: root:root, nothing for others (found $owner)"
 fi
 
 # The shipped configuration's Maildir: a message delivered as an MDA does (tmp/, then a rename

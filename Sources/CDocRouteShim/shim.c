@@ -9,6 +9,7 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #if defined(__linux__)
@@ -55,6 +56,10 @@ int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int docroute_set_access_acl(int fd, const void *value, size_t size) {
+    return fsetxattr(fd, "system.posix_acl_access", value, size, 0);
 }
 
 const uint32_t docroute_in_close_write = IN_CLOSE_WRITE;

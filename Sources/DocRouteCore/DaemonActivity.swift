@@ -63,31 +63,36 @@ public final class DaemonActivity: Sendable {
 
     // MARK: Intake
 
-    /// A file entered the intake queue (once, however often it was reported).
+    /// A file entered the intake queue. It is counted once until it is settled, however often
+    /// it is reported or queued again (a retry after a full disk or a change during its copy
+    /// queues it anew while it is still counted).
     func queued(_ arrival: ArrivalQueue.Arrival) {
         let now = ContinuousClock.now
-        let waiting = state.withLockedValue { state -> Int in
+        let waiting = state.withLockedValue { state -> Int? in
+            guard state.firstSeen[arrival] == nil else { return nil }
+            state.firstSeen[arrival] = now
             state.waiting[arrival.folder.inbox, default: 0] += 1
-            if state.firstSeen[arrival] == nil { state.firstSeen[arrival] = now }
             if state.intake == nil { state.intake = ProgressTracker(phase: "intake", at: now) }
             state.intake?.add()
             return state.waiting.values.reduce(0, +)
         }
+        guard let waiting else { return }
         metrics.intakeWaiting(waiting)
         textfile?.changed()
     }
 
-    /// Files taken off the queue are settled: delivered, quarantined, gone, or set aside to be
-    /// tried again (a retry queues them anew).
+    /// Files taken off the queue are settled: delivered, quarantined or gone. A file set aside
+    /// to be tried again is not settled: it still waits in its inbox (the caller leaves it out).
     func settled(_ arrivals: [ArrivalQueue.Arrival]) {
         guard !arrivals.isEmpty else { return }
         let now = ContinuousClock.now
         let waiting = state.withLockedValue { state -> Int in
-            for arrival in arrivals {
+            var count = 0
+            for arrival in arrivals where state.firstSeen.removeValue(forKey: arrival) != nil {
                 state.waiting[arrival.folder.inbox] = max(0, (state.waiting[arrival.folder.inbox] ?? 0) - 1)
-                state.firstSeen[arrival] = nil
+                count += 1
             }
-            state.intake?.finish(arrivals.count, at: now)
+            state.intake?.finish(count, at: now)
             let waiting = state.waiting.values.reduce(0, +)
             if waiting == 0 { state.intake = nil }
             return waiting

@@ -147,7 +147,8 @@ extension DeliveryBatch {
             defer { buffer.deallocate() }
             _ = try PackageTree.copy(
                 from: source, describing: path, to: temporary, describing: temporaryPath,
-                owner: request.owner, fileMode: writer.fileMode, folderMode: writer.folderMode, buffer: buffer, logger: logger)
+                owner: request.owner, fileMode: writer.fileMode, folderMode: writer.folderMode,
+                accessUserID: writer.accessUserID, buffer: buffer, logger: logger)
             let (size, sha256) = try PackageTree.digest(of: temporary, describing: temporaryPath)
             let copy = try SystemCall.status(of: FileDescriptor(rawValue: temporary), describing: temporaryPath)
             if lastStep == .copy { return crashed }
@@ -210,6 +211,8 @@ extension DeliveryBatch {
         let path = request.sourcePath.string
         let inbox = request.sourceDirectory
         do {
+            // Not while the ledger that records the delivery is gone or replaced.
+            try ledger.confirmInPlace()
             var info = stat()
             let found = PackageTree.withCName(request.sourceName) { fstatat(inbox.rawValue, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
             if found, info.st_mode & S_IFMT == S_IFDIR, UInt64(info.st_dev) == status.device, UInt64(info.st_ino) == status.inode {

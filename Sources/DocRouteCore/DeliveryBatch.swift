@@ -62,15 +62,18 @@ public final class DeliveryBatch: Sendable {
     let serial = Mutex(())
 
     /// Creates a batch deliverer writing to `ledger`.
-    /// `folderMode` is given to sandbox folders the batch creates (0o770 when docrouted is not
-    /// root and reaches handlers' folders through their group). With a `reclaimer`, delivered
-    /// sources are renamed aside and freed later (see ``SourceReclaimer``).
-    public init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o750, reclaimer: SourceReclaimer? = nil, logger: Logger) {
+    /// `folderMode` is given to sandbox folders the batch creates.
+    /// `accessUserID` gets an ACL entry on what is handed to handlers (see
+    /// ``SandboxWriter/accessUserID``): docrouted's uid when it is not root. With a `reclaimer`,
+    /// delivered sources are renamed aside and freed later (see ``SourceReclaimer``).
+    public init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o700,
+                accessUserID: UInt32? = nil, reclaimer: SourceReclaimer? = nil, logger: Logger) {
         self.ledger = ledger
         self.options = options
         self.reclaimer = reclaimer
         var writer = SandboxWriter(copyMethod: options.copyMethod)
         writer.folderMode = folderMode
+        writer.accessUserID = accessUserID
         self.writer = writer
         self.logger = logger
     }
@@ -152,26 +155,30 @@ public final class DeliveryBatch: Sendable {
     }
 
     /// Delivers, stopping after `lastStep` without cleaning anything up, as a crash would;
-    /// `beforePlacing` lets a test act as a handler between staging and renaming.
-    func deliver(_ requests: [Request], stoppingAfter lastStep: Step?, beforePlacing: (() -> Void)? = nil) -> [Outcome] {
+    /// `beforePlacing` lets a test act as a handler between staging and renaming, `afterEachCopy`
+    /// after the copy of each request (by index).
+    func deliver(_ requests: [Request], stoppingAfter lastStep: Step?, beforePlacing: (() -> Void)? = nil,
+                 afterEachCopy: ((Int) -> Void)? = nil) -> [Outcome] {
         serial.withLock { _ in
-            run(requests, stoppingAfter: lastStep ?? .removeSources, beforePlacing: beforePlacing)
+            run(requests, stoppingAfter: lastStep ?? .removeSources, beforePlacing: beforePlacing, afterEachCopy: afterEachCopy)
         }
     }
 
-    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?) -> [Outcome] {
+    private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
+                     afterEachCopy: ((Int) -> Void)?) -> [Outcome] {
         guard !requests.isEmpty else { return [] }
-        return complete(prepare(requests, stoppingAfter: lastStep), stoppingAfter: lastStep, beforePlacing: beforePlacing)
+        return complete(prepare(requests, stoppingAfter: lastStep, afterEachCopy: afterEachCopy),
+                        stoppingAfter: lastStep, beforePlacing: beforePlacing)
     }
 
-    private func prepare(_ requests: [Request], stoppingAfter lastStep: Step) -> PreparedBatch {
+    private func prepare(_ requests: [Request], stoppingAfter lastStep: Step, afterEachCopy: ((Int) -> Void)? = nil) -> PreparedBatch {
         var batch = PreparedBatch(items: requests.map { request in
             Item(
                 request: request,
                 folderKey: FolderKey(root: request.containerRoot, mailbox: SandboxName.sanitizedComponent(request.mailbox)),
                 name: request.sandboxName)
         })
-        copy(&batch.items, folders: &batch.folders)
+        copy(&batch.items, folders: &batch.folders, retired: &batch.retiredFolders, afterEachCopy: afterEachCopy)
         batch.timings.mark("copy")
         if lastStep > .copy { syncData(&batch.items) }
         batch.timings.mark("sync")
@@ -208,7 +215,16 @@ public final class DeliveryBatch: Sendable {
         }
         committed?(outcomes)
         // Removing sources changes no outcome: a committed copy stays committed whatever happens.
-        if lastStep > .commit { removeSources(&items) }
+        // A ledger removed or replaced meanwhile took the commit with it: the sources stay (the
+        // daemon stops; a copy delivered twice is better than a file lost).
+        if lastStep > .commit {
+            do {
+                try ledger.confirmInPlace()
+                removeSources(&items)
+            } catch {
+                logger.critical("sources left in their inboxes: \(error)")
+            }
+        }
         timings.mark("remove")
         let failed = outcomes.count { $0.error != nil }
         logger.debug("delivered a batch", metadata: [
@@ -255,21 +271,34 @@ public final class DeliveryBatch: Sendable {
         }
     }
 
-    private func copy(_ items: inout [Item], folders: inout [FolderKey: Result<SandboxWriter.Folder, DeliveryError>]) {
+    private func copy(_ items: inout [Item], folders: inout [FolderKey: Result<SandboxWriter.Folder, DeliveryError>],
+                      retired: inout [SandboxWriter.Folder], afterEachCopy: ((Int) -> Void)?) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
         for index in items.indices {
             let request = items[index].request
             let key = items[index].folderKey
-            let folder: Result<SandboxWriter.Folder, DeliveryError>
+            var folder: Result<SandboxWriter.Folder, DeliveryError>
             if let known = folders[key] {
                 folder = known
-            } else {
+                // Every copy goes to the folder found from the container root now: a handler
+                // that moved its mailbox away meanwhile gets a new one, and the moved folder
+                // (kept open for the copies already in it, which ``place(_:)`` turns back) nothing.
+                if case .success(let open) = known, (try? writer.confirmInPlace(open)) == nil {
+                    logger.warning("the mailbox folder was moved away during delivery; creating it again", metadata: [
+                        "path": "\(open.path.string)", "handler": "\(request.bundleIdentifier)",
+                    ])
+                    retired.append(open)
+                    folders[key] = nil
+                }
+            }
+            if folders[key] == nil {
                 folder = Result {
                     try writer.openFolder(root: key.root, components: ["Documents", "Inbox", key.mailbox], owner: request.owner, create: true)
                 }.mapError { DeliveryLedger.ledgerError("open the mailbox folder", $0) }
                 folders[key] = folder
             }
+            folder = folders[key]!
             do {
                 let opened = try folder.get()
                 items[index].folder = opened
@@ -288,6 +317,7 @@ public final class DeliveryBatch: Sendable {
             } catch {
                 fail(&items[index], error)
             }
+            afterEachCopy?(index)
         }
     }
 
@@ -385,6 +415,7 @@ public final class DeliveryBatch: Sendable {
         for index in items.indices where items[index].isAlive && items[index].record != nil {
             guard let folder = items[index].folder, let temporary = items[index].temporary else { continue }
             do {
+                try writer.confirmInPlace(folder)
                 while try !writer.place(temporary.name, as: items[index].finalName, in: folder) {
                     // Someone (the handler) took the name after it was chosen: the next free one,
                     // recorded before the rename so the row never names another file.
@@ -409,6 +440,9 @@ public final class DeliveryBatch: Sendable {
             guard let indices = placedFolders[key], let folder = items[indices[0]].folder else { continue }
             do {
                 try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+                // Moved between the check before each rename and now: the names recorded would
+                // point at nothing.
+                try writer.confirmInPlace(folder)
             } catch {
                 // The names may not survive a crash: take the copies back; the sources stay.
                 for index in indices {

@@ -24,6 +24,8 @@ public struct DeliveryError: Error, CustomStringConvertible {
         case vanished
         /// The source changed (grew, shrank or was rewritten) while it was copied.
         case changed
+        /// A sandbox folder was moved away (by its handler) while a copy was written into it.
+        case moved
         /// The file is larger than the destination accepts (EFBIG).
         case tooLarge = "too-large"
         /// A name (mailbox, file) cannot be used, even after sanitising.
@@ -32,6 +34,8 @@ public struct DeliveryError: Error, CustomStringConvertible {
         case nameExhausted = "name-exhausted"
         /// The delivery ledger (SQLite) could not be read or written.
         case ledger
+        /// The delivery ledger is damaged, gone or replaced: docrouted does not run on it.
+        case ledgerDamaged = "ledger-damaged"
         /// Any other input/output failure.
         case io
     }
@@ -124,7 +128,9 @@ public struct DeliveryError: Error, CustomStringConvertible {
         case .vanished:
             "It was removed or renamed meanwhile; if it was the source, nothing was delivered and nothing is lost."
         case .changed:
-            "The source was still being written; it stays in its inbox and is delivered once complete."
+            "The source was still being written; it stays in its inbox and is delivered once nobody has changed it for a few seconds."
+        case .moved:
+            "The handler moved its mailbox folder out of its container during the copy; docrouted re-creates the mailbox and delivers the source (still in its inbox) again."
         case .tooLarge:
             "The destination file system does not accept files this large."
         case .invalidName:
@@ -133,6 +139,8 @@ public struct DeliveryError: Error, CustomStringConvertible {
             "Clean up the handler's Inbox folder."
         case .ledger:
             "Check that the state directory is writable and its disk healthy; nothing was reported delivered."
+        case .ledgerDamaged:
+            "To recover: stop the service (systemctl stop docroute); run `docrouted --recover-ledger` with the same --config (it keeps the damaged files beside it as ledger.sqlite.damaged-<time>, and rebuilds the ledger from the sandboxes: their paths, sizes and SHA-256 digests; a document the old ledger cannot say was acknowledged is announced to its handler again); then start the service (systemctl start docroute)."
         case .io:
             "Check the disk and the kernel log (journalctl -k)."
         }
@@ -146,11 +154,11 @@ public struct DeliveryError: Error, CustomStringConvertible {
     }
 
     /// Whether trying again later can succeed: a full disk, a permission or read-only problem an
-    /// administrator can fix, a busy ledger. A vanished or changed source, a link or a bad name cannot.
+    /// administrator can fix, a busy ledger. A source changed while it was copied is tried again once it is quiet. A vanished source or a bad name cannot.
     public var isRetryable: Bool {
         switch code {
-        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink: true
-        case .vanished, .changed, .notRegularFile, .tooLarge, .invalidName, .nameExhausted: false
+        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink, .changed, .moved: true
+        case .vanished, .notRegularFile, .ledgerDamaged, .tooLarge, .invalidName, .nameExhausted: false
         }
     }
 }

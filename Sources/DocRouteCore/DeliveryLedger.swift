@@ -1,7 +1,12 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The durable record of every delivery: what is owed to which handler, in which order.
 ///
@@ -22,16 +27,38 @@ public final class DeliveryLedger: Sendable {
     /// The file name below the state directory.
     public static let fileName = "ledger.sqlite"
 
-    /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it.
-    public convenience init(stateDirectory: FilePath, logger: Logger) throws {
-        try Self.makeDirectory(stateDirectory)
+    /// The ledger file's device and inode when it was opened, and its write-ahead log's.
+    let identity: Mutex<(ledger: SystemCall.FileStatus?, log: SystemCall.FileStatus?)>
+    /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
+    let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
+
+    /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it. A state
+    /// directory created here gets `directoryMode` whatever the umask.
+    public convenience init(stateDirectory: FilePath, directoryMode: mode_t = 0o700, logger: Logger) throws {
+        try Self.makeDirectory(stateDirectory, mode: directoryMode)
         try self.init(path: stateDirectory.appending(Self.fileName), logger: logger)
     }
 
-    /// Opens (creating if needed) the ledger at `path` and migrates it.
-    public init(path: FilePath, logger: Logger) throws {
+    /// Opens (creating if needed, mode 0600 whatever the umask) the ledger at `path`, migrates it
+    /// and checks it (`PRAGMA quick_check`, and the write-ahead log's header before SQLite could
+    /// drop a damaged one in silence).
+    /// - Throws: ``DeliveryError`` `ledger-damaged`, with the steps to recover, when it is
+    ///   damaged; `ledger` when it cannot be opened.
+    ///
+    /// A ledger that is missing where one was made before (its marker, or its `-wal`, is still
+    /// there) is refused as damaged too, unless `replacingMissing` (``LedgerRebuild``).
+    public init(path: FilePath, replacingMissing: Bool = false, logger: Logger) throws {
         self.path = path
         self.logger = logger
+        self.identity = Mutex((nil, nil))
+        do {
+            if !replacingMissing { try Self.refuseIfRemoved(path) }
+            try Self.prepareFiles(path)
+            try Self.checkWriteAheadLog(path)
+        } catch let error as DeliveryError {
+            logger.critical("\(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+            throw error
+        }
         var configuration = Configuration()
         configuration.label = "DeliveryLedger"
         configuration.prepareDatabase { db in
@@ -42,16 +69,33 @@ public final class DeliveryLedger: Sendable {
         do {
             pool = try DatabasePool(path: path.string, configuration: configuration)
             try Self.migrator.migrate(pool)
+            let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            if problems != ["ok"] {
+                throw Self.damaged(path, "quick_check: \(problems.prefix(3).joined(separator: "; "))")
+            }
         } catch {
-            throw Self.ledgerError("open the delivery ledger \(path.string)", error)
+            var failure = Self.ledgerError("open the delivery ledger \(path.string)", error)
+            if Self.isDamage(error) && failure.code != .ledgerDamaged {
+                failure = Self.damaged(path, "\(error)")
+            }
+            logger.critical("\(failure.message)", metadata: ["code": "\(failure.code.rawValue)", "path": "\(path.string)"])
+            throw failure
         }
+        identity.withLock { $0 = (Self.fileStatus(path.string), Self.fileStatus(path.string + "-wal")) }
+        Self.markCreated(path)
     }
 
-    private static func makeDirectory(_ directory: FilePath) throws {
+    /// Creates the state directory with `mode` (and its parents), whatever the umask; one that
+    /// exists keeps its mode (systemd's StateDirectoryMode= decides under the unit).
+    static func makeDirectory(_ directory: FilePath, mode: mode_t) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.string, isDirectory: &isDirectory), isDirectory.boolValue { return }
         do {
             try FileManager.default.createDirectory(
                 atPath: directory.string, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o750])
+                attributes: [.posixPermissions: mode])
+            // createDirectory's mode goes through the umask: set it again.
+            guard chmod(directory.string, mode) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             throw DeliveryError(
                 code: .ledger,
@@ -122,6 +166,12 @@ public final class DeliveryLedger: Sendable {
 
     static func ledgerError(_ doing: String, _ error: any Error, file: String = #fileID, line: Int = #line) -> DeliveryError {
         if let error = error as? DeliveryError { return error }
+        if isDamage(error) {
+            return DeliveryError(
+                code: .ledgerDamaged,
+                message: "Could not \(doing): \(error). The delivery ledger is damaged or was moved away. \(DeliveryError.advice(for: .ledgerDamaged))",
+                cause: error, file: file, line: line)
+        }
         let code: DeliveryError.Code
         switch (error as? DatabaseError)?.resultCode {
         case .SQLITE_FULL?: code = .noSpace
@@ -138,7 +188,7 @@ public final class DeliveryLedger: Sendable {
         do {
             return try pool.write(body)
         } catch {
-            throw Self.ledgerError(doing, error, file: file, line: line)
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
         }
     }
 
@@ -146,8 +196,26 @@ public final class DeliveryLedger: Sendable {
         do {
             return try pool.read(body)
         } catch {
-            throw Self.ledgerError(doing, error, file: file, line: line)
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
         }
+    }
+
+    /// Every ledger error is logged (a request answered `internal` says nothing to whoever reads
+    /// the journal); a damaged ledger is reported to ``onDamage(_:)`` too.
+    func reported(_ error: DeliveryError) -> DeliveryError {
+        if error.code == .ledgerDamaged {
+            logger.critical("the delivery ledger is damaged: \(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+            damageHandler.withLock { $0 }?(error)
+        } else {
+            logger.error("ledger error: \(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+        }
+        return error
+    }
+
+    /// Sets what is told when the ledger turns out damaged, gone or replaced while it is in use
+    /// (docrouted stops then: see ``LedgerWatch``).
+    public func onDamage(_ handler: @escaping @Sendable (DeliveryError) -> Void) {
+        damageHandler.withLock { $0 = handler }
     }
 
     // MARK: Handlers' side
@@ -293,9 +361,12 @@ public final class DeliveryLedger: Sendable {
         }
     }
 
-    /// Closes the database (also done when the ledger is released).
+    /// Checkpoints the ledger into its main file (the `-wal` left empty) and closes it (also done
+    /// when the ledger is released). GRDB closes the writer before the read-only readers, so
+    /// SQLite's own checkpoint at the last close cannot run: it is done here first.
     public func close() throws {
         do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
             try pool.close()
         } catch {
             throw Self.ledgerError("close the delivery ledger", error)

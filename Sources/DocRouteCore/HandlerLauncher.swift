@@ -97,16 +97,20 @@ public actor HandlerLauncher {
     /// The owner a handler's copies get: its own user, when that is not docrouted's and docrouted
     /// may give files away (root, or CAP_CHOWN as docroute.service grants); nil otherwise.
     ///
-    /// Not running as root (docroute.service: User=docroute with CAP_CHOWN), the group is
-    /// docrouted's own, so that the handler's folders, owned by the handler, stay open to the daemon
-    /// through their group bits (see ``sandboxFolderMode``) without CAP_DAC_OVERRIDE.
+    /// The group is the handler's own too: docrouted's group is the admin group, which gets
+    /// status, never documents. Not running as root (docroute.service: User=docroute with
+    /// CAP_CHOWN), docrouted keeps its way in through an ACL entry for its uid alone
+    /// (``sandboxAccessUserID``), without CAP_DAC_OVERRIDE.
     static func copyOwner(for user: HandlerUser) -> (uid: UInt32, gid: UInt32)? {
         guard let (uid, gid) = resolve(user), uid != geteuid(), mayChangeOwners else { return nil }
-        return (uid, geteuid() == 0 ? gid : getegid())
+        return (uid, gid)
     }
 
-    /// Folders in a sandbox: the handler's, and writable by docrouted's group when docrouted is not root.
-    static var sandboxFolderMode: mode_t { geteuid() == 0 ? 0o750 : 0o770 }
+    /// Folders in a sandbox: the handler's alone.
+    static let sandboxFolderMode: mode_t = 0o700
+
+    /// Who gets an ACL entry on what docrouted hands to handlers: itself, when it is not root.
+    static var sandboxAccessUserID: UInt32? { geteuid() == 0 ? nil : geteuid() }
 
     /// Root, or CAP_CHOWN in the effective set (bit 0 of CapEff in /proc/self/status).
     static let mayChangeOwners: Bool = {

@@ -23,6 +23,11 @@ actor IntakePipeline {
     /// Open descriptors of watched folders, by path.
     var folders: [String: Int32] = [:]
     var attempts: [ArrivalQueue.Arrival: Int] = [:]
+    /// Arrivals set aside to be tried again: they still wait in their inbox, and are counted so.
+    var retrying: Set<ArrivalQueue.Arrival> = []
+    /// How long a file must have been left alone (its ctime) before a retry takes it: a file
+    /// changed during its copy (truncated, touched) sees no close-after-write afterwards.
+    static let quietPeriod: Duration = .seconds(2)
     /// Reads Maildir messages into scratch files; nil when no inbox is a Maildir.
     var mailReader: MaildirMessageReader?
     /// Messages (and parts) already reported as not deliverable, so a rescan does not repeat it.
@@ -244,7 +249,7 @@ actor IntakePipeline {
         defer {
             if !handedOver {
                 releaseBatchSlot()
-                activity.settled(batch)
+                settle(batch)
             }
         }
         guard let snapshot = routing?() else { return }
@@ -319,7 +324,7 @@ actor IntakePipeline {
                 outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant) async {
         releaseBatchSlot()
         if backlogLeftInInboxes && batchesInFlight == 0 { wakeContinuation.yield() }
-        defer { activity.settled(batch) }
+        defer { settle(batch) }
         activity.delivered(deliveries, outcomes, arrivals: arrivals)
         logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
         var touched: Set<String> = []
@@ -361,13 +366,45 @@ actor IntakePipeline {
         }
     }
 
+    /// Reports a batch's arrivals settled, except those set aside to be tried again.
+    func settle(_ batch: [ArrivalQueue.Arrival]) {
+        activity.settled(retrying.isEmpty ? batch : batch.filter { !retrying.contains($0) })
+    }
+
+    /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
+    /// for ``quietPeriod``. It counts as waiting meanwhile.
     func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {
         let count = (attempts[arrival] ?? 0) + 1
         attempts[arrival] = count
+        retrying.insert(arrival)
         let seconds = min(60, 1 << min(count - 1, 6))
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(seconds))
-            await self?.enqueue(arrival)
+            await self?.retryWhenQuiet(arrival)
         }
+    }
+
+    func retryWhenQuiet(_ arrival: ArrivalQueue.Arrival) async {
+        while !stopped, let since = timeSinceLastChange(arrival), since < Self.quietPeriod {
+            try? await Task.sleep(for: Self.quietPeriod - since)
+        }
+        retrying.remove(arrival)
+        guard !stopped else { return }
+        enqueue(arrival)
+    }
+
+    /// Time since the file's inode last changed (`st_ctime`: data, size, times or mode); nil
+    /// when it is gone (the retry then finds it gone and settles it).
+    func timeSinceLastChange(_ arrival: ArrivalQueue.Arrival) -> Duration? {
+        guard let fd = folders[arrival.folder.path] else { return nil }
+        var info = stat()
+        let found = (arrival.name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+            fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
+        }
+        guard found else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)
+        return max(.zero, Duration.seconds(now.tv_sec) + .nanoseconds(now.tv_nsec) - changed)
     }
 }

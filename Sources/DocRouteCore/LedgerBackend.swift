@@ -32,10 +32,11 @@ public final class LedgerBackend: DeliveryBackend {
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
-        ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
+        ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory),
+                                    directoryMode: Self.stateDirectoryMode(configuration), logger: logger)
         reclaimer = SourceReclaimer(logger: logger) { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) }
-        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, reclaimer: reclaimer, logger: logger)
+        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode,
+                              accessUserID: HandlerLauncher.sandboxAccessUserID, reclaimer: reclaimer, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
@@ -45,6 +46,28 @@ public final class LedgerBackend: DeliveryBackend {
         ledgerPool.start()
         reclaimPool = NIOThreadPool(numberOfThreads: 1)
         reclaimPool.start()
+    }
+
+    /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
+    /// are below it (they must pass through it to reach their own).
+    static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> mode_t {
+        configuration.containersDirectory.hasPrefix(configuration.stateDirectory + "/") ? 0o711 : 0o700
+    }
+
+    /// Watches the ledger file while the daemon runs (see ``LedgerWatch``): `problem` is called
+    /// once if it is removed, replaced or found damaged.
+    public func watchLedger(problem: @escaping @Sendable (DeliveryError) -> Void) throws -> LedgerWatch {
+        try LedgerWatch(ledger: ledger, logger: logger, problem: problem)
+    }
+
+    /// Closes the ledger at a clean stop: SQLite checkpoints it into `ledger.sqlite` and removes
+    /// the `-wal`, so the next start (and a backup of the state directory) finds one file.
+    public func close() {
+        do {
+            try ledger.close()
+        } catch {
+            logger.warning("the ledger was not closed cleanly; SQLite replays its -wal at the next start: \(error)")
+        }
     }
 
     deinit {
@@ -161,14 +184,17 @@ public final class LedgerBackend: DeliveryBackend {
     }
 
     func prepareContainer(_ root: String, owner: (uid: UInt32, gid: UInt32)?) {
-        guard root.hasPrefix(configuration.containersDirectory + "/"), !FileManager.default.fileExists(atPath: root) else { return }
-        guard mkdir(root, HandlerLauncher.sandboxFolderMode) == 0 || errno == EEXIST else {
-            logger.error("sandbox cannot be created: \(String(cString: strerror(errno)))", metadata: ["path": "\(root)"])
-            return
-        }
-        if let owner {
-            chown(root, owner.uid, owner.gid)
-            chmod(root, HandlerLauncher.sandboxFolderMode)
+        let prefix = configuration.containersDirectory + "/"
+        guard root.hasPrefix(prefix), !FileManager.default.fileExists(atPath: root) else { return }
+        let name = String(root.dropFirst(prefix.count))
+        do {
+            // Made like a mailbox folder: 0700, the handler's, docrouted's ACL entry when not root.
+            let folder = try batch.writer.openFolder(
+                root: FilePath(configuration.containersDirectory), components: [name],
+                owner: owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) }, create: true)
+            folder.close()
+        } catch {
+            logger.error("sandbox cannot be created: \(error)", metadata: ["path": "\(root)"])
         }
     }
 

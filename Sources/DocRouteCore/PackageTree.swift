@@ -22,7 +22,7 @@ enum PackageTree {
     static func copy(
         from source: CInt, describing sourcePath: String,
         to destination: CInt, describing destinationPath: String,
-        owner: SandboxWriter.Owner?, fileMode: mode_t, folderMode: mode_t,
+        owner: SandboxWriter.Owner?, fileMode: mode_t, folderMode: mode_t, accessUserID: UInt32? = nil,
         buffer: UnsafeMutableRawBufferPointer, logger: Logger
     ) throws -> Int64 {
         var total: Int64 = 0
@@ -41,10 +41,10 @@ enum PackageTree {
                     let childDestination = try openFolder(name, in: destination, describing: toPath)
                     defer { close(childDestination) }
                     total += try copy(from: childSource, describing: fromPath, to: childDestination, describing: toPath,
-                                      owner: owner, fileMode: fileMode, folderMode: folderMode, buffer: buffer, logger: logger)
+                                      owner: owner, fileMode: fileMode, folderMode: folderMode, accessUserID: accessUserID, buffer: buffer, logger: logger)
                 case S_IFREG where info.st_nlink == 1:
                     total += try copyFile(name, from: source, describing: fromPath, to: destination, describing: toPath,
-                                          owner: owner, mode: fileMode, buffer: buffer)
+                                          owner: owner, mode: fileMode, accessUserID: accessUserID, buffer: buffer)
                 default:
                     // Never followed: a link's target, a FIFO's writer or another name of a
                     // hard-linked file may belong to someone else.
@@ -56,8 +56,14 @@ enum PackageTree {
             }
         }
         let folder = FileDescriptor(rawValue: destination)
-        if let owner { try SystemCall.changeOwner(folder, userID: owner.userID, groupID: owner.groupID, describing: destinationPath) }
+        // Mode, then docrouted's ACL entry (read and search: recovery digests the tree), then owner.
         try SystemCall.changeMode(folder, folderMode, describing: destinationPath)
+        if let owner {
+            if let accessUserID, accessUserID != owner.userID {
+                try SystemCall.setAccessList(folder, ownerPermissions: UInt16((folderMode >> 6) & 7), userID: accessUserID, userPermissions: 5, describing: destinationPath)
+            }
+            try SystemCall.changeOwner(folder, userID: owner.userID, groupID: owner.groupID, describing: destinationPath)
+        }
         try SystemCall.fsync(folder, describing: destinationPath)
         return total
     }
@@ -165,7 +171,7 @@ enum PackageTree {
     private static func copyFile(
         _ name: UnsafePointer<CChar>, from source: CInt, describing sourcePath: String,
         to destination: CInt, describing destinationPath: String,
-        owner: SandboxWriter.Owner?, mode: mode_t, buffer: UnsafeMutableRawBufferPointer
+        owner: SandboxWriter.Owner?, mode: mode_t, accessUserID: UInt32?, buffer: UnsafeMutableRawBufferPointer
     ) throws -> Int64 {
         let input = try SystemCall.check("open", sourcePath) { openat(source, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         defer { close(input) }
@@ -190,7 +196,12 @@ enum PackageTree {
             throw DeliveryError(code: .changed, message: "\(sourcePath) changed while its package was copied. \(DeliveryError.advice(for: .changed))", path: sourcePath)
         }
         try SystemCall.changeMode(outputDescriptor, mode, describing: destinationPath)
-        if let owner { try SystemCall.changeOwner(outputDescriptor, userID: owner.userID, groupID: owner.groupID, describing: destinationPath) }
+        if let owner {
+            if let accessUserID, accessUserID != owner.userID {
+                try SystemCall.setAccessList(outputDescriptor, ownerPermissions: UInt16((mode >> 6) & 7), userID: accessUserID, userPermissions: 4, describing: destinationPath)
+            }
+            try SystemCall.changeOwner(outputDescriptor, userID: owner.userID, groupID: owner.groupID, describing: destinationPath)
+        }
         try SystemCall.fsync(outputDescriptor, describing: destinationPath)
         return offset
     }

@@ -6,6 +6,8 @@
 public struct PreparedBatch: Sendable {
     var items: [DeliveryBatch.Item]
     var folders: [DeliveryBatch.FolderKey: Result<SandboxWriter.Folder, DeliveryError>] = [:]
+    /// Mailbox folders found moved away during the copy, still open for the copies made in them.
+    var retiredFolders: [SandboxWriter.Folder] = []
     var timings = BatchStepTimings()
     let started = ContinuousClock.now
 
@@ -19,5 +21,7 @@ public struct PreparedBatch: Sendable {
     mutating func closeFolders() {
         for case .success(let folder) in folders.values { folder.close() }
         folders.removeAll()
+        for folder in retiredFolders { folder.close() }
+        retiredFolders.removeAll()
     }
 }

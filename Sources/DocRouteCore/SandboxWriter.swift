@@ -63,12 +63,28 @@ public struct SandboxWriter: Sendable {
         public let path: FilePath
         /// The folder's device and inode.
         public let status: SystemCall.FileStatus
+        /// The root it was opened from, kept open so that ``SandboxWriter/confirmInPlace(_:)`` can
+        /// look the folder up again from there; nil when the folder is the root itself.
+        let root: FileDescriptor?
+        /// The folder's path below `root`.
+        let relativePath: String
+
+        init(descriptor: FileDescriptor, path: FilePath, status: SystemCall.FileStatus, root: FileDescriptor? = nil, relativePath: String = "") {
+            self.descriptor = descriptor
+            self.path = path
+            self.status = status
+            self.root = root
+            self.relativePath = relativePath
+        }
 
         /// The path of a name in this folder.
         public func path(of name: String) -> FilePath { path.appending(name) }
 
-        /// Closes the folder's descriptor.
-        public func close() { SystemCall.close(descriptor) }
+        /// Closes the folder's descriptor (and its root's).
+        public func close() {
+            SystemCall.close(descriptor)
+            if let root { SystemCall.close(root) }
+        }
     }
 
     /// A synced-later copy under a temporary name in a folder.
@@ -91,10 +107,15 @@ public struct SandboxWriter: Sendable {
     /// See ``temporaryPrefix``.
     public static let temporarySuffix = ".tmp"
 
-    /// Mode of created folders (before the umask).
-    public var folderMode: mode_t = 0o750
+    /// Mode of created folders: a handler's sandbox is its own (issue 16: the admin group, which
+    /// holds the mail delivery agent, once read and planted documents through group bits).
+    public var folderMode: mode_t = 0o700
     /// Mode of delivered files.
-    public var fileMode: mode_t = 0o640
+    public var fileMode: mode_t = 0o600
+    /// The uid a POSIX ACL entry is given on what is handed to another owner (rwx on folders, read
+    /// on files): docrouted's own when it is not root, which has no other way back into a 0700
+    /// folder it gave away (it runs without CAP_DAC_OVERRIDE). Nil when docrouted is root.
+    public var accessUserID: UInt32?
     /// How to copy.
     public var copyMethod: CopyMethod
 
@@ -133,25 +154,27 @@ public struct SandboxWriter: Sendable {
                 componentNames.append(name)
             }
             let target = componentNames.reduce(root) { $0.appending($1) }
-            if !componentNames.isEmpty,
-               let opened = try? SystemCall.openBeneath(
-                   componentNames.map(\.string).joined(separator: "/"), in: rootDescriptor,
-                   flags: O_RDONLY | O_DIRECTORY, describing: target.string)
-            {
+            let relative = componentNames.map(\.string).joined(separator: "/")
+            guard !componentNames.isEmpty else {
+                return Folder(descriptor: rootDescriptor, path: root, status: try Self.status(rootDescriptor, root))
+            }
+            if let opened = try? SystemCall.openBeneath(relative, in: rootDescriptor, flags: O_RDONLY | O_DIRECTORY, describing: target.string) {
                 // One call when everything exists: the common case after the first delivery.
-                SystemCall.close(rootDescriptor)
-                return Folder(descriptor: opened, path: target, status: try Self.status(opened, target))
+                let status = try Self.status(opened, target)
+                return Folder(descriptor: opened, path: target, status: status, root: rootDescriptor, relativePath: relative)
             }
             for name in componentNames {
                 let childPath = currentPath.appending(name)
                 let child = try openChild(name, in: current, path: childPath, owner: owner, create: create)
-                SystemCall.close(current)
+                if current != rootDescriptor { SystemCall.close(current) }
                 current = child
                 currentPath = childPath
             }
-            return Folder(descriptor: current, path: currentPath, status: try Self.status(current, currentPath))
+            let status = try Self.status(current, currentPath)
+            return Folder(descriptor: current, path: currentPath, status: status, root: rootDescriptor, relativePath: relative)
         } catch {
-            SystemCall.close(current)
+            if current != rootDescriptor { SystemCall.close(current) }
+            SystemCall.close(rootDescriptor)
             throw error
         }
     }
@@ -179,9 +202,13 @@ public struct SandboxWriter: Sendable {
                 let child = try SystemCall.open(name, in: parent, flags: O_RDONLY | O_DIRECTORY, describing: path.string)
                 if created, let owner {
                     do {
-                        try SystemCall.changeOwner(child, userID: owner.userID, groupID: owner.groupID, describing: path.string)
-                        // The service's umask (0077) took the group bits that let docrouted back in.
+                        // Whatever the umask: the mode first, then docrouted's ACL entry (while
+                        // the folder is still its own, so no CAP_FOWNER is needed), then the owner.
                         try SystemCall.changeMode(child, folderMode, describing: path.string)
+                        if let accessUserID, accessUserID != owner.userID {
+                            try SystemCall.setAccessList(child, ownerPermissions: 7, userID: accessUserID, userPermissions: 7, describing: path.string)
+                        }
+                        try SystemCall.changeOwner(child, userID: owner.userID, groupID: owner.groupID, describing: path.string)
                     } catch {
                         SystemCall.close(child)
                         throw error
@@ -257,10 +284,7 @@ public struct SandboxWriter: Sendable {
                     path: sourcePath
                 )
             }
-            try SystemCall.changeMode(destination, fileMode, describing: destinationPath)
-            if let owner {
-                try SystemCall.changeOwner(destination, userID: owner.userID, groupID: owner.groupID, describing: destinationPath)
-            }
+            try handOver(destination, owner: owner, describing: destinationPath)
             if syncData { try SystemCall.dataSync(destination, describing: destinationPath) }
             let copy = try SystemCall.status(of: destination, describing: destinationPath)
             return TemporaryFile(name: name, size: expected.size, sha256: digest, device: copy.device, inode: copy.inode)
@@ -268,6 +292,59 @@ public struct SandboxWriter: Sendable {
             removeTemporary(name, in: folder)
             throw error
         }
+    }
+
+    /// Gives a copy ``fileMode`` and `owner`, with docrouted's read-only ACL entry when it hands
+    /// the file to someone else without being root (recovery reads copies back to check them).
+    func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String) throws {
+        try SystemCall.changeMode(descriptor, fileMode, describing: path)
+        guard let owner else { return }
+        if let accessUserID, accessUserID != owner.userID {
+            try SystemCall.setAccessList(descriptor, ownerPermissions: UInt16((fileMode >> 6) & 7), userID: accessUserID, userPermissions: 4, describing: path)
+        }
+        try SystemCall.changeOwner(descriptor, userID: owner.userID, groupID: owner.groupID, describing: path)
+    }
+
+    /// Checks that `folder` is still where it was opened: looked up again from its root with
+    /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` (or a walk of `O_NOFOLLOW` opens where
+    /// the kernel lacks openat2), it must be the same device and inode. A handler that moved its
+    /// mailbox folder out of its container would otherwise get later copies written there.
+    /// - Throws: ``DeliveryError/Code-swift.enum/moved`` when it is gone or another folder.
+    public func confirmInPlace(_ folder: Folder) throws {
+        guard let root = folder.root else { return }
+        let found: FileDescriptor
+        do {
+            if let opened = try SystemCall.openBeneath(folder.relativePath, in: root, flags: O_RDONLY | O_DIRECTORY, describing: folder.path.string) {
+                found = opened
+            } else {
+                var current = root
+                for text in folder.relativePath.split(separator: "/") {
+                    guard let name = FilePath.Component(String(text)) else { throw Self.moved(folder) }
+                    let child: FileDescriptor
+                    do {
+                        child = try SystemCall.open(name, in: current, flags: O_RDONLY | O_DIRECTORY, describing: folder.path.string)
+                    } catch {
+                        if current != root { SystemCall.close(current) }
+                        throw error
+                    }
+                    if current != root { SystemCall.close(current) }
+                    current = child
+                }
+                found = current
+            }
+        } catch let error as DeliveryError where [.vanished, .notDirectory, .symbolicLink].contains(error.code) {
+            throw Self.moved(folder)
+        }
+        defer { SystemCall.close(found) }
+        let status = try SystemCall.status(of: found, describing: folder.path.string)
+        guard status.device == folder.status.device, status.inode == folder.status.inode else { throw Self.moved(folder) }
+    }
+
+    static func moved(_ folder: Folder) -> DeliveryError {
+        DeliveryError(
+            code: .moved,
+            message: "\(folder.path.string) was moved or replaced while a copy was written into it. \(DeliveryError.advice(for: .moved))",
+            path: folder.path.string)
     }
 
     /// Removes a temporary, ignoring errors: it is only ever garbage.

@@ -5,6 +5,9 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `docrouted`: the document-routing daemon. Runs in the foreground; systemd supervises it.
 @main
@@ -26,6 +29,11 @@ struct DocRouted: AsyncParsableCommand {
     @Flag(help: "Check the configuration and the handlers, print what was found, and exit.")
     var check = false
 
+    @Flag(help: ArgumentHelp(
+        "Set a damaged delivery ledger aside and rebuild it from the sandboxes, then exit. Stop the service first.",
+        discussion: "The damaged files are kept as ledger.sqlite.damaged-<time>. Every document in a sandbox gets a row again (path, size, SHA-256); one the old ledger still shows acknowledged stays so, any other is announced to its handler again."))
+    var recoverLedger = false
+
     func run() async throws {
         SystemCall.limitMallocArenas()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
@@ -44,6 +52,9 @@ struct DocRouted: AsyncParsableCommand {
         if check {
             print("configuration \(configuration.file) is valid: \(configuration.inboxes.count) inboxes, handlers in \(configuration.handlersDirectory)")
             return
+        }
+        if recoverLedger {
+            return try Self.recoverLedger(configuration, logger: logger)
         }
         let activation: SocketActivation
         let endpoint: SocketServer.Endpoint
@@ -75,15 +86,55 @@ struct DocRouted: AsyncParsableCommand {
         }
         let descriptors = SystemCall.raiseDescriptorLimit()
         logger.debug("descriptor limit", metadata: ["limit": "\(descriptors)"])
-        let backend = try LedgerBackend(configuration: configuration, logger: logger)
+        let backend: LedgerBackend
+        do {
+            backend = try LedgerBackend(configuration: configuration, logger: logger)
+        } catch let error as DeliveryError where error.code == .ledgerDamaged {
+            // Logged (critical) by the ledger; said again where a person running it by hand looks.
+            FileHandle.standardError.write(Data("docrouted: \(error.message)\n".utf8))
+            throw ExitCode(Self.ledgerDamagedExitCode)
+        }
+        // A ledger removed, replaced or damaged under the running daemon: stop at once, before
+        // another source is removed from its inbox on the strength of a commit that is lost.
+        // systemd restarts the daemon, whose start-up check then refuses with the steps.
+        let watch = try backend.watchLedger { error in
+            logger.critical("stopping at once: \(error.message)", metadata: ["code": "\(error.code.rawValue)"])
+            FileHandle.standardError.write(Data("docrouted: stopping at once: \(error.message)\n".utf8))
+            _exit(Self.ledgerDamagedExitCode)
+        }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
-        let service = DaemonService(daemon: daemon, endpoint: endpoint, descriptorEndpoint: descriptorEndpoint, logger: logger)
+        let service = DaemonService(daemon: daemon, endpoint: endpoint, descriptorEndpoint: descriptorEndpoint,
+                                    ledgerWatch: watch, backend: backend, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
+    }
+}
+
+extension DocRouted {
+    /// The exit status when the ledger is damaged, gone or replaced (documented in the README).
+    static let ledgerDamagedExitCode: Int32 = 3
+
+    static func recoverLedger(_ configuration: DaemonConfiguration, logger: Logger) throws {
+        let report: LedgerRebuild.Report
+        do {
+            report = try LedgerRebuild.run(configuration: configuration, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("docrouted: the ledger could not be rebuilt: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        for file in report.damagedFiles { print("kept the damaged file as \(file)") }
+        if report.damagedFiles.isEmpty { print("there was no ledger; a new one was made") }
+        print("rows read from the damaged ledger: \(report.salvagedRows)\(report.salvageComplete ? "" : " (it could not be read to its end)")")
+        print("documents found in the sandboxes: \(report.documents)")
+        print("  kept their old rows (and whether they were acknowledged): \(report.kept)")
+        print("  owed to their handlers again: \(report.owed)")
+        print("URL deliveries kept: \(report.urls)")
+        for entry in report.unreadable { print("not readable, left out: \(entry)") }
+        print("start the service again: systemctl start docroute")
     }
 }
 
@@ -93,6 +144,8 @@ struct DaemonService: Service {
     let daemon: RoutingDaemon
     let endpoint: SocketServer.Endpoint
     let descriptorEndpoint: SocketServer.Endpoint?
+    let ledgerWatch: LedgerWatch
+    let backend: LedgerBackend
     let logger: Logger
 
     func run() async throws {
@@ -114,5 +167,8 @@ struct DaemonService: Service {
         }
         logger.info("stopping: finishing the batch in hand")
         await daemon.shutdown()
+        // Closing the ledger removes its -wal file: that is no reason to alarm.
+        ledgerWatch.stop()
+        backend.close()
     }
 }

@@ -199,12 +199,14 @@ import Glibc
 
         var status = stat()
         #expect(stat(container.appending("\(mailbox)/a.txt").string, &status) == 0)
-        #expect(status.st_mode & 0o777 == 0o640)
+        // The handler's alone: no group, no others (issue 16, item 7).
+        #expect(status.st_mode & 0o777 == 0o600)
         if geteuid() == 0 {
             #expect((status.st_uid, status.st_gid) == (4242, 4343))
             for folder in ["Documents", "Documents/Inbox", mailbox] {
                 #expect(stat(container.appending(folder).string, &status) == 0)
                 #expect((status.st_uid, status.st_gid) == (4242, 4343), "\(folder) not given to the handler")
+                #expect(status.st_mode & 0o777 == 0o700, "\(folder)")
             }
         }
     }

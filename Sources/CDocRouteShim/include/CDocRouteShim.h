@@ -37,6 +37,10 @@ int docroute_syncfs(int fd);
 /// Fails with ENOSYS where the kernel (before 5.6) or a seccomp filter lacks openat2.
 int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode);
 
+/// fsetxattr(fd, "system.posix_acl_access", value, size, 0): a POSIX access ACL in the kernel's
+/// binary form (what libacl's acl_set_fd writes). <sys/xattr.h> is not in Swift's Glibc module.
+int docroute_set_access_acl(int fd, const void *value, size_t size);
+
 /// The inotify mask bits, as plain constants Swift can import.
 extern const uint32_t docroute_in_close_write;
 extern const uint32_t docroute_in_moved_to;
