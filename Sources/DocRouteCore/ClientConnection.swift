@@ -1,4 +1,5 @@
 import DocRouteProtocol
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One accepted client: its identity and a way to send it messages from any thread.
@@ -6,6 +7,8 @@ public final class ClientConnection: Sendable, Hashable {
     public let id: UInt64
     public let credentials: PeerCredentials
     let channel: any Channel
+    /// Set once the connection subscribed as a handler: it may then stay idle as long as it likes.
+    let subscribed = NIOLockedValueBox(false)
 
     init(id: UInt64, credentials: PeerCredentials, channel: any Channel) {
         self.id = id
@@ -19,6 +22,13 @@ public final class ClientConnection: Sendable, Hashable {
         var buffer = channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         channel.writeAndFlush(buffer, promise: nil)
+    }
+
+    /// Whether this connection is subscribed as a handler.
+    public var isSubscribed: Bool { subscribed.withLockedValue { $0 } }
+
+    func markSubscribed() {
+        subscribed.withLockedValue { $0 = true }
     }
 
     /// Closes the connection.
