@@ -1,6 +1,7 @@
 import DocRouteProtocol
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import SystemPackage
 #if canImport(Glibc)
@@ -24,6 +25,9 @@ public final class LedgerBackend: DeliveryBackend {
     /// is sent its next document and its acks are recorded while a batch waits on a flush.
     let ledgerPool: NIOThreadPool
     let logger: Logger
+    /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
+    /// the intake quarantines them instead of touching them again.
+    let poisonedPackages = NIOLockedValueBox<[String: DeliveryLedger.PoisonMark]>([:])
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -88,6 +92,7 @@ public final class LedgerBackend: DeliveryBackend {
             return try batch.recover(containerRoots: roots).committed.count
         }
         _ = quarantineFolder.removeTemporaries()
+        await settlePoisonMarks()
     }
 
     public func submit(_ documents: [DocumentDelivery]) -> DeliveryTicket {
