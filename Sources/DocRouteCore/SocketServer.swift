@@ -73,7 +73,17 @@ public final class SocketServer: Sendable {
         switch endpoint {
         case .path(let path):
             try Self.removeStaleSocket(at: path)
-            channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).get()
+            // Bound here, close-on-exec, rather than by NIO: a listening socket inherited by a
+            // child (the crash backtracer outlives a crashed daemon) would still accept, and the
+            // next daemon would take it for a live one.
+            let descriptor = try Self.bindListening(path: path)
+            do {
+                channel = try await bootstrap.withBoundSocket(descriptor).get()
+            } catch {
+                close(descriptor)
+                unlink(path)
+                throw error
+            }
             // Authorization is by peer credentials, so any local user may connect.
             chmod(path, 0o666)
             var info = stat()
@@ -121,6 +131,33 @@ public final class SocketServer: Sendable {
 
     /// Open connections now.
     public var openConnections: Int { ledger.openConnections }
+
+    /// A Unix stream socket bound to `path` and listening, close-on-exec and non-blocking.
+    static func bindListening(path: String) throws -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw SocketServerError(message: "a socket cannot be created: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(descriptor)
+            throw SocketServerError(message: "the socket path \(path) is longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes; configure a shorter one")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 256) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw SocketServerError(message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable")
+        }
+        return descriptor
+    }
 
     /// A socket file left at `path` by a daemon that is gone is removed; one that still accepts
     /// connections belongs to a live daemon and is left alone: starting fails instead.
