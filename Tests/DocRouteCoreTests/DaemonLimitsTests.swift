@@ -89,3 +89,25 @@ import Testing
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("max_connections = 8\nreserved_handler_connections = 8\n", file: "t") }
     }
 }
+
+/// Issue 16 item 4: the in-hand marks of the ledger.
+@Suite struct PoisonMarkTests {
+    @Test func aMarkLeftByACrashPoisonsAndOneLeftByAKillDoesNot() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        try ledger.markInHand("/drop/Done.rtfd")
+        try ledger.clearInHand("/drop/Done.rtfd")
+        try ledger.markInHand("/drop/Killed.rtfd")
+        // Killed: tried again, nothing poisoned, the interruption counted.
+        #expect(try ledger.settleMarks(previousRunCrashed: false).isEmpty)
+        try ledger.markInHand("/drop/Crashed.rtfd")
+        let poisoned = try ledger.settleMarks(previousRunCrashed: true)
+        #expect(Set(poisoned.map(\.sourcePath)) == ["/drop/Killed.rtfd", "/drop/Crashed.rtfd"])
+        #expect(poisoned.first { $0.sourcePath == "/drop/Killed.rtfd" }?.interruptions == 2)
+        #expect(poisoned.first { $0.sourcePath == "/drop/Crashed.rtfd" }?.interruptions == 1)
+        try ledger.clearInHand("/drop/Killed.rtfd")
+        try ledger.clearInHand("/drop/Crashed.rtfd")
+        #expect(try ledger.settleMarks(previousRunCrashed: true).isEmpty, "set aside and cleared: never again")
+    }
+}
