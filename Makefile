@@ -75,12 +75,18 @@ fuzz: deps
 fuzz-smoke: deps
 	SWIFT="$(SWIFT)" Fuzz/run.sh 10
 
-# The long forms: 20,000-file crash test with ten restarts.
+# The long forms: 20,000-file crash test with ten restarts; a 30 s status flood as nobody; a
+# package 10,000 folders deep; a flood of connections from ten users beside a real handler; 250
+# half lines of 900 KiB.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
 	DOCROUTE_CHAOS_LEDGER_FILES=5000 $(SWIFT) test --skip-build --filter LedgerDamageIntegrationTests
 	DOCROUTE_CHAOS_CHANGED_MIB=512 $(SWIFT) test --skip-build --filter ChangedSourceIntegrationTests
+	DOCROUTE_FLOOD_SECONDS=30 $(SWIFT) test --skip-build --filter aStatusFloodAsNobodyIsRefusedAndTheDaemonSurvives
+	DOCROUTE_DEEP_PACKAGE_LEVELS=10000 $(SWIFT) test --skip-build --filter aPackageDeeperThanTheLimitIsQuarantinedAndTheDaemonGoesOn
+	DOCROUTE_FLOOD_CONNECTIONS_PER_UID=200 $(SWIFT) test --skip-build --filter aConnectionFloodLeavesRoomForARealHandler
+	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
 
 # Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
 install: release

@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/fsuid.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
@@ -78,6 +81,96 @@ const uint32_t docroute_in_excl_unlink = IN_EXCL_UNLINK;
 
 int docroute_set_fs_uid(uint32_t uid) { return setfsuid(uid); }
 int docroute_set_fs_gid(uint32_t gid) { return setfsgid(gid); }
+
+int docroute_set_thread_groups(size_t count, const uint32_t *groups) {
+    return (int)syscall(SYS_setgroups, count, groups);
+}
+
+int docroute_release_free_memory(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
+static int crash_marker_fd = -1;
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT};
+#define CRASH_SIGNAL_COUNT (sizeof(crash_signals) / sizeof(crash_signals[0]))
+static struct sigaction previous_actions[CRASH_SIGNAL_COUNT];
+
+static void crash_marker_handler(int signal_number, siginfo_t *info, void *context) {
+    int saved = errno;
+    if (crash_marker_fd >= 0) {
+        char byte = (char)signal_number;
+        ssize_t ignored = write(crash_marker_fd, &byte, 1);
+        (void)ignored;
+        (void)fdatasync(crash_marker_fd);
+    }
+    // Let whoever had the signal before (the Swift runtime's backtracer) do its part...
+    for (size_t index = 0; index < CRASH_SIGNAL_COUNT; index++) {
+        if (crash_signals[index] != signal_number) {
+            continue;
+        }
+        struct sigaction previous = previous_actions[index];
+        if (previous.sa_flags & SA_SIGINFO) {
+            if (previous.sa_sigaction != NULL) {
+                previous.sa_sigaction(signal_number, info, context);
+            }
+        } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN && previous.sa_handler != NULL) {
+            previous.sa_handler(signal_number);
+        }
+    }
+    // ...then end the way the signal's default action does, whatever that handler chose: a fault
+    // raised by an instruction happens again on return; one sent by kill(2) is raised again.
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof(fallback));
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(signal_number, &fallback, NULL);
+    errno = saved;
+    if (info == NULL || info->si_code <= 0) {
+        sigset_t unblock;
+        sigemptyset(&unblock);
+        sigaddset(&unblock, signal_number);
+        raise(signal_number);
+        sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    }
+}
+
+int docroute_install_crash_marker(int fd) {
+    crash_marker_fd = fd;
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_sigaction = crash_marker_handler;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    for (size_t index = 0; index < CRASH_SIGNAL_COUNT; index++) {
+        if (sigaction(crash_signals[index], &action, &previous_actions[index]) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int docroute_ensure_alternate_signal_stack(void) {
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0) {
+        return -1;
+    }
+    if (!(current.ss_flags & SS_DISABLE)) {
+        return 0;
+    }
+    // Kept for the thread's life (a pool thread lives as long as the daemon).
+    size_t size = 64 * 1024;
+    void *memory = malloc(size);
+    if (memory == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    stack_t stack = {.ss_sp = memory, .ss_size = size, .ss_flags = 0};
+    return sigaltstack(&stack, NULL);
+}
 
 int docroute_limit_malloc_arenas(int count) {
 #ifdef __GLIBC__

@@ -17,6 +17,8 @@ public final class ClientConnection: Sendable, Hashable {
         /// A connection of the descriptor socket, written with blocking sends.
         case descriptorSocket(DescriptorSocketWriter)
     }
+    /// Set once the connection subscribed as a handler: it may then stay idle as long as it likes.
+    let subscribed = NIOLockedValueBox(false)
 
     init(id: UInt64, credentials: PeerCredentials, channel: any Channel) {
         self.id = id
@@ -54,6 +56,13 @@ public final class ClientConnection: Sendable, Hashable {
         case .descriptorSocket(let writer):
             writer.write(bytes)
         }
+    }
+
+    /// Whether this connection is subscribed as a handler.
+    public var isSubscribed: Bool { subscribed.withLockedValue { $0 } }
+
+    func markSubscribed() {
+        subscribed.withLockedValue { $0 = true }
     }
 
     /// Closes the connection.

@@ -1,3 +1,4 @@
+import DocRouteProtocol
 import Foundation
 import TOMLKit
 
@@ -19,6 +20,23 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// Arrivals the intake keeps in memory (`max_queued_files`); more wait in their inbox and are
     /// found by listing it again once these are delivered.
     public var maxQueuedFiles: Int = 16_384
+    /// Connections one uid may hold (`max_connections_per_uid`); root is not counted against it.
+    public var maxConnectionsPerUID: Int = 32
+    /// Of `max_connections`, how many only root and handlers' users may take
+    /// (`reserved_handler_connections`), so a flood by anyone else leaves room to subscribe.
+    /// nil: an eighth of `max_connections`.
+    public var reservedHandlerConnections: Int? = nil
+    /// Seconds a connection may stay idle before it subscribes (`idle_timeout`); then it is closed.
+    public var idleTimeoutSeconds: Int = 60
+    /// Bytes of unfinished lines all connections together may make docrouted hold
+    /// (`max_unfinished_line_bytes`); a connection whose half line passes it is closed.
+    public var maxUnfinishedLineBytes: Int = 16 << 20
+    /// Folder levels a package document may have below its top (`max_package_depth`); a deeper
+    /// one is quarantined.
+    public var maxPackageDepth: Int = 256
+    /// Files and folders a package document may hold (`max_package_entries`); a larger one is
+    /// quarantined.
+    public var maxPackageEntries: Int = 100_000
     /// The file it was read from (`<embedded default>` for the built-in one).
     public var file: String
 
@@ -68,6 +86,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     static let topLevelKeys: Set<String> = [
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
         "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
+        "max_connections_per_uid", "reserved_handler_connections", "idle_timeout", "max_unfinished_line_bytes",
+        "max_package_depth", "max_package_entries",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -120,6 +140,18 @@ public struct DaemonConfiguration: Sendable, Hashable {
             adminGroup: try string("admin_group", in: table),
             inboxes: [], file: file)
         configuration.maxQueuedFiles = Int(try integer("max_queued_files", default: 16_384, minimum: Int64(IntakePipeline.batchLimit)))
+        configuration.maxConnectionsPerUID = Int(try integer("max_connections_per_uid", default: 32, minimum: 1))
+        if table["reserved_handler_connections"] != nil {
+            let reserved = Int(try integer("reserved_handler_connections", default: 0, minimum: 0))
+            guard reserved < configuration.maxConnections else {
+                throw fail(.invalidValue, "reserved_handler_connections", "must be less than max_connections (\(configuration.maxConnections)), or no one else could connect")
+            }
+            configuration.reservedHandlerConnections = reserved
+        }
+        configuration.idleTimeoutSeconds = Int(try integer("idle_timeout", default: 60, minimum: 1))
+        configuration.maxUnfinishedLineBytes = Int(try integer("max_unfinished_line_bytes", default: 16 << 20, minimum: Int64(WireProtocol.maximumLineLength + 1)))
+        configuration.maxPackageDepth = Int(try integer("max_package_depth", default: 256, minimum: 1))
+        configuration.maxPackageEntries = Int(try integer("max_package_entries", default: 100_000, minimum: 1))
         if table["metrics_textfile"] != nil {
             let textfile = try path("metrics_textfile", in: table, default: nil)
             guard !textfile.hasSuffix("/") else {

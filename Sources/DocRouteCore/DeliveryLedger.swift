@@ -159,6 +159,17 @@ public final class DeliveryLedger: Sendable {
                 INSERT INTO ledgerSequence (id, last) VALUES (1, 0);
                 """)
         }
+        // Inputs in hand when the daemon stopped (see DeliveryLedger+Poison.swift).
+        migrator.registerMigration("intakePoison") { db in
+            try db.execute(sql: """
+                CREATE TABLE intakePoison (
+                    sourcePath TEXT PRIMARY KEY NOT NULL,
+                    startedAt DATETIME NOT NULL,
+                    interruptions INTEGER NOT NULL DEFAULT 0,
+                    poisoned INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
         return migrator
     }
 

@@ -72,6 +72,12 @@ public protocol DeliveryBackend: DeliveryStore {
     /// Copies a package document (a folder delivered whole) durably, records it, then removes
     /// its source tree from the inbox.
     func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome
+    /// Before a package is touched: marks it as in hand in the ledger (so that a crash while it
+    /// is walked sets it aside at the next start) and says why it must be quarantined instead of
+    /// delivered (it stopped the daemon before, or is deeper or larger than the limits), or nil.
+    func vetPackage(name: [UInt8], in folder: Int32, path: String) async -> String?
+    /// The intake is done with a package (delivered, quarantined or failed): its mark goes.
+    func doneWithPackage(path: String) async
     /// Records a custom-scheme URL for a handler, committed at once.
     func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
     /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.
@@ -111,4 +117,9 @@ extension DeliveryBackend {
     public func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {}
 
     public var sourcesToReclaim: Int { 0 }
+
+    /// Backends without a ledger keep no marks and set no limits.
+    public func vetPackage(name: [UInt8], in folder: Int32, path: String) async -> String? { nil }
+
+    public func doneWithPackage(path: String) async {}
 }

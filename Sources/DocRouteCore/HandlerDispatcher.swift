@@ -69,6 +69,11 @@ public actor HandlerDispatcher {
         if subscriptions[key] != nil {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is already subscribed as \(handler.bundleIdentifier)", requestID: requestID)
         }
+        // One handler per connection: acknowledgements name no handler, so a second subscription
+        // on the same connection would make the first one's acks ambiguous (issue 16 item 11).
+        if let other = subscriptions.values.first(where: { $0.connection == connection }) {
+            return ProtocolError(code: .alreadySubscribed, message: "this connection is subscribed as \(other.bundleIdentifier) already; a connection serves one handler, so open another connection for \(handler.bundleIdentifier)", requestID: requestID)
+        }
         subscriptions[key] = Subscription(connection: connection, bundleIdentifier: handler.bundleIdentifier)
         // What an earlier connection acknowledged must not come back as owed.
         await acknowledgementsWritten()

@@ -125,11 +125,9 @@ public actor HandlerLauncher {
     static func resolve(_ user: HandlerUser) -> (UInt32, UInt32)? {
         switch user {
         case .uid(let uid):
-            guard let entry = getpwuid(uid) else { return (uid, uid) }
-            return (uid, entry.pointee.pw_gid)
+            return (uid, UserDatabase.user(id: uid)?.gid ?? uid)
         case .name(let name):
-            guard let entry = getpwnam(name) else { return nil }
-            return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+            return UserDatabase.user(named: name).map { ($0.uid, $0.gid) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import DocRouteProtocol
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import SystemPackage
 #if canImport(Glibc)
@@ -28,6 +29,9 @@ public final class LedgerBackend: DeliveryBackend {
     /// Runs the unlinks of ``reclaimer``, so freeing sources never holds up a batch.
     let reclaimPool: NIOThreadPool
     let logger: Logger
+    /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
+    /// the intake quarantines them instead of touching them again.
+    let poisonedPackages = NIOLockedValueBox<[String: DeliveryLedger.PoisonMark]>([:])
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -134,6 +138,7 @@ public final class LedgerBackend: DeliveryBackend {
             }
         }
         _ = quarantineFolder.removeTemporaries()
+        await settlePoisonMarks()
     }
 
     public func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {

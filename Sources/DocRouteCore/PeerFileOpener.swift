@@ -8,8 +8,11 @@ import Glibc
 /// file the client could not read itself.
 ///
 /// On Linux the file-system uid and gid are per thread (`setfsuid`), so the open runs on a
-/// short-lived thread of its own that takes the peer's identity and drops it again. The peer's
-/// supplementary groups are not taken on, which can only refuse more, never allow more.
+/// short-lived thread of its own that takes the peer's identity and drops it again: its uid and
+/// gid, and its supplementary groups (those the group database gives the peer's user, from
+/// `getgrouplist`; only the peer's gid when the uid has no user), set with the raw `setgroups`
+/// system call, which changes the calling thread alone. Keeping docrouted's own groups there
+/// would let a client read what only docrouted's groups may (issue 16 item 5).
 enum PeerFileOpener {
     static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
         guard path.first == UInt8(ascii: "/") else { return .failure(.vanished) }
@@ -20,9 +23,20 @@ enum PeerFileOpener {
             // Without root the daemon cannot take another identity; refuse rather than guess.
             return .failure(.unreadable(errno: EACCES))
         }
+        let groups = sameUser ? [] : UserDatabase.user(id: peer.uid).map { UserDatabase.groups(of: $0.name, primary: peer.gid) } ?? [peer.gid]
         let result = NIOLockedResult()
         let thread = Thread {
+            var ownGroups: [gid_t] = []
             if !sameUser {
+                let count = getgroups(0, nil)
+                ownGroups = [gid_t](repeating: 0, count: Int(max(count, 0)))
+                if count > 0 { ownGroups = Array(ownGroups.prefix(Int(getgroups(count, &ownGroups)))) }
+                guard docroute_set_thread_groups(groups.count, groups) == 0 else {
+                    // Never read with docrouted's own groups for someone else.
+                    result.set(.failure(.unreadable(errno: EACCES)))
+                    result.signal()
+                    return
+                }
                 _ = docroute_set_fs_gid(peer.gid)
                 _ = docroute_set_fs_uid(peer.uid)
             }
@@ -37,6 +51,7 @@ enum PeerFileOpener {
             if !sameUser {
                 _ = docroute_set_fs_uid(0)
                 _ = docroute_set_fs_gid(0)
+                _ = docroute_set_thread_groups(ownGroups.count, ownGroups)
             }
             result.signal()
         }

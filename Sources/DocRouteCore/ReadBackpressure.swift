@@ -36,6 +36,9 @@ final class ReadBackpressure: Sendable {
         update { $0.waitingLines -= 1 }
     }
 
+    /// No line is waiting or being handled: the connection has no request in hand.
+    var isIdle: Bool { state.withLockedValue { $0.waitingLines <= 0 } }
+
     /// On the event loop: `channelWritabilityChanged`.
     func writabilityChanged(_ writable: Bool) {
         update { $0.writable = writable }

@@ -28,6 +28,7 @@ extension RoutingDaemon: RequestResponder {
             if let error = await dispatcher.subscribe(handler, connection: connection, requestID: id) {
                 connection.send(.error(error))
             } else {
+                connection.markSubscribed()
                 await launcher.subscribed(handler.bundleIdentifier)
             }
         case .ack(let deliveryID, let handled, let id):
@@ -43,7 +44,7 @@ extension RoutingDaemon: RequestResponder {
         case .candidatesDescriptor(let id, let name):
             candidates(for: .descriptor(name: name), id: id, connection: connection)
         case .status(let id):
-            guard Self.isAdministrator(connection.credentials, group: configuration.adminGroup) else {
+            guard administrators.withLockedValue({ $0 }).admits(connection.credentials) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "status is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
                 return
             }
@@ -88,22 +89,7 @@ extension RoutingDaemon: RequestResponder {
         if peer.uid == 0 { return true }
         switch handler.manifest.user {
         case .uid(let uid): return peer.uid == uid
-        case .name(let name): return HandlerLauncher.resolve(.name(name))?.0 == peer.uid
+        case .name(let name): return UserDatabase.user(named: name)?.uid == peer.uid
         }
-    }
-
-    /// Root, or a member (primary or supplementary) of the administrators' group.
-    static func isAdministrator(_ peer: PeerCredentials, group: String?) -> Bool {
-        if peer.uid == 0 { return true }
-        guard let group, let entry = getgrnam(group) else { return false }
-        if peer.gid == entry.pointee.gr_gid { return true }
-        guard let user = getpwuid(peer.uid), let members = entry.pointee.gr_mem else { return false }
-        let name = String(cString: user.pointee.pw_name)
-        var index = 0
-        while let member = members[index] {
-            if String(cString: member) == name { return true }
-            index += 1
-        }
-        return false
     }
 }

@@ -40,6 +40,11 @@ public final class RoutingDaemon: Sendable {
     let server: NIOLockedValueBox<SocketServer?> = .init(nil)
     /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
     let descriptorServer: NIOLockedValueBox<DescriptorSocketServer?> = .init(nil)
+    /// `admin_group`, resolved at start and on every reload.
+    let administrators: NIOLockedValueBox<AdministratorGroup>
+    /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload: they may
+    /// use the connections kept for handlers.
+    let handlerUIDs: NIOLockedValueBox<Set<UInt32>>
     static let version = "docrouted/0.1.0"
 
     public init(configuration: DaemonConfiguration, backend: any DeliveryBackend, notifier: SystemdNotifier?, logger: Logger) throws {
@@ -54,6 +59,8 @@ public final class RoutingDaemon: Sendable {
         self.routing = NIOLockedValueBox(Routing(
             registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase)))
+        self.administrators = NIOLockedValueBox(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
+        self.handlerUIDs = NIOLockedValueBox(Self.uids(of: registry))
         let activity = DaemonActivity(configuration: configuration, logger: logger)
         self.activity = activity
         let launcher = HandlerLauncher(socketPath: configuration.socket, activity: activity, logger: logger)
@@ -87,7 +94,8 @@ public final class RoutingDaemon: Sendable {
         }
         await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
         // The socket last: a client that can connect finds everything else in place.
-        let server = SocketServer(group: group, responder: self, maxConnections: configuration.maxConnections, logger: logger)
+        let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
+                                  isHandlerUser: { [handlerUIDs] uid in handlerUIDs.withLockedValue { $0.contains(uid) } }, logger: logger)
         try await server.start(endpoint)
         self.server.withLockedValue { $0 = server }
         startDescriptorServer(descriptorEndpoint)
@@ -100,11 +108,19 @@ public final class RoutingDaemon: Sendable {
         ])
     }
 
+    /// The uids the registry's handlers run as (those that resolve).
+    static func uids(of registry: HandlerRegistry) -> Set<UInt32> {
+        Set(registry.handlers.compactMap { HandlerLauncher.resolve($0.manifest.user)?.0 })
+    }
+
     /// Reloads the handlers directory and the administrator's defaults (SIGHUP).
     public func reload() async {
         _ = try? notifier?.reloading()
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
         let defaults = (try? AdminDefaultsStore(stateDirectory: configuration.stateDirectory).load()) ?? AdminDefaults()
+        let administrators = AdministratorGroup.resolve(configuration.adminGroup, logger: logger)
+        self.administrators.withLockedValue { $0 = administrators }
+        handlerUIDs.withLockedValue { $0 = Self.uids(of: registry) }
         routing.withLockedValue {
             $0 = Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
                          engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase))

@@ -17,30 +17,45 @@ public protocol RequestResponder: Sendable {
 /// The Unix stream socket handlers and tools connect to (PROTOCOL.md, "Transport").
 ///
 /// Binds the configured path, or adopts the descriptor systemd passed (socket activation). Each
-/// connection's identity comes from `SO_PEERCRED`. Connections beyond `maxConnections` get an
-/// `error` line and are closed at once, so idle clients cannot starve the others.
+/// connection's identity comes from `SO_PEERCRED`. Connections beyond the ``ConnectionLimits``
+/// (in all, per uid, the room kept for handlers) get a `too-many-connections` error line and are
+/// closed at once, so idle clients cannot starve the others.
 public final class SocketServer: Sendable {
     let group: any EventLoopGroup
     let responder: any RequestResponder
-    let maxConnections: Int
+    let limits: ConnectionLimits
+    let ledger: ConnectionLimits.Ledger
+    /// Whether a uid is one that a registered handler runs as (it may use the reserved connections).
+    let isHandlerUser: @Sendable (UInt32) -> Bool
     let logger: Logger
     let state = NIOLockedValueBox(State())
     struct State {
         var nextID: UInt64 = 1
-        var open = 0
         var channel: (any Channel)?
+        /// The socket file this server bound (device, inode), the only one it may remove.
+        var boundFile: (path: String, device: UInt64, inode: UInt64)?
+        var refusedSinceLog = 0
+        var lastRefusalLog: ContinuousClock.Instant?
     }
 
-    public init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
+    public init(group: any EventLoopGroup, responder: any RequestResponder, limits: ConnectionLimits,
+                isHandlerUser: @escaping @Sendable (UInt32) -> Bool = { _ in false }, logger: Logger) {
         self.group = group
         self.responder = responder
-        self.maxConnections = maxConnections
+        self.limits = limits
+        self.ledger = ConnectionLimits.Ledger(limits: limits)
+        self.isHandlerUser = isHandlerUser
         self.logger = logger
+    }
+
+    public convenience init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
+        self.init(group: group, responder: responder, limits: ConnectionLimits(maxConnections: maxConnections), logger: logger)
     }
 
     /// Where the socket comes from.
     public enum Endpoint: Sendable {
-        /// Bind this path (a stale socket file left by a crash is replaced; the mode lets handler users connect).
+        /// Bind this path (a stale socket file left by a crash is replaced, one another daemon still
+        /// serves is not; the mode lets handler users connect).
         case path(String)
         /// Adopt a bound, listening descriptor (systemd's `docroute.socket`).
         case descriptor(Int32)
@@ -57,9 +72,24 @@ public final class SocketServer: Sendable {
         let channel: any Channel
         switch endpoint {
         case .path(let path):
-            channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            try Self.removeStaleSocket(at: path)
+            // Bound here, close-on-exec, rather than by NIO: a listening socket inherited by a
+            // child (the crash backtracer outlives a crashed daemon) would still accept, and the
+            // next daemon would take it for a live one.
+            let descriptor = try Self.bindListening(path: path)
+            do {
+                channel = try await bootstrap.withBoundSocket(descriptor).get()
+            } catch {
+                close(descriptor)
+                unlink(path)
+                throw error
+            }
             // Authorization is by peer credentials, so any local user may connect.
             chmod(path, 0o666)
+            var info = stat()
+            if lstat(path, &info) == 0 {
+                state.withLockedValue { $0.boundFile = (path, UInt64(info.st_dev), UInt64(info.st_ino)) }
+            }
         case .descriptor(let fd):
             channel = try await bootstrap.withBoundSocket(fd).get()
         }
@@ -85,32 +115,110 @@ public final class SocketServer: Sendable {
         }
     }
 
-    /// Stops accepting and closes the listening socket (open connections finish on their own).
+    /// Stops accepting and closes the listening socket (open connections finish on their own), and
+    /// removes the socket file if it is still the one this server bound: never one that another
+    /// daemon bound since, nor one systemd passed.
     public func stop() async {
-        let channel = state.withLockedValue { $0.channel }
+        let (channel, bound) = state.withLockedValue { ($0.channel, $0.boundFile) }
         try? await channel?.close()
+        if let bound {
+            var info = stat()
+            if lstat(bound.path, &info) == 0, UInt64(info.st_dev) == bound.device, UInt64(info.st_ino) == bound.inode {
+                unlink(bound.path)
+            }
+        }
     }
 
     /// Open connections now.
-    public var openConnections: Int { state.withLockedValue { $0.open } }
+    public var openConnections: Int { ledger.openConnections }
+
+    /// A Unix stream socket bound to `path` and listening, close-on-exec and non-blocking.
+    static func bindListening(path: String) throws -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw SocketServerError(message: "a socket cannot be created: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(descriptor)
+            throw SocketServerError(message: "the socket path \(path) is longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes; configure a shorter one")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 256) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw SocketServerError(message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable")
+        }
+        return descriptor
+    }
+
+    /// A socket file left at `path` by a daemon that is gone is removed; one that still accepts
+    /// connections belongs to a live daemon and is left alone: starting fails instead.
+    public static func removeStaleSocket(at path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw SocketServerError(message: "\(path) exists and is not a socket; remove it or configure another socket path")
+        }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { return }
+        defer { close(probe) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        var result: Int32
+        repeat {
+            result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        } while result != 0 && errno == EINTR
+        if result == 0 {
+            throw SocketServerError(message: "another daemon serves the socket \(path); stop it first, or configure another socket path")
+        }
+        unlink(path)
+    }
 
     func accept(_ channel: any Channel) -> EventLoopFuture<Void> {
-        let admitted: UInt64? = state.withLockedValue { state in
-            guard state.open < maxConnections else { return nil }
-            state.open += 1
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        guard let id = admitted else {
-            logger.warning("connection refused: \(maxConnections) connections are open (max_connections)")
-            let line = DaemonMessage.error(id: nil, code: .internal, message: "too many connections (\(maxConnections)); try again later").encodedLine()
-            // The channel is not active yet inside the initializer: refuse once it is.
-            return channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
+        Self.peerCredentials(of: channel).flatMap { credentials in
+            if let refusal = self.ledger.admit(credentials, isHandlerUser: credentials.uid != 0 && self.isHandlerUser(credentials.uid)) {
+                self.logRefusal(refusal, peer: credentials)
+                let line = DaemonMessage.error(id: nil, code: .tooManyConnections, message: refusal).encodedLine()
+                // The channel is not active yet inside the initializer: refuse once it is.
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
+                }
             }
+            let id = self.state.withLockedValue { state in
+                defer { state.nextID += 1 }
+                return state.nextID
+            }
+            return self.serve(channel, id: id, credentials: credentials)
         }
-        return Self.peerCredentials(of: channel).flatMap { credentials in
-            self.serve(channel, id: id, credentials: credentials)
+    }
+
+    /// One warning a second at most, with the count refused since: a flood must not flood the journal.
+    func logRefusal(_ refusal: String, peer: PeerCredentials) {
+        let refused: Int? = state.withLockedValue { state in
+            state.refusedSinceLog += 1
+            let now = ContinuousClock.now
+            if let last = state.lastRefusalLog, now - last < .seconds(1) { return nil }
+            state.lastRefusalLog = now
+            defer { state.refusedSinceLog = 0 }
+            return state.refusedSinceLog
+        }
+        if let refused {
+            logger.warning("connection refused: \(refusal)", metadata: ["peer": "\(peer)", "refused": "\(refused)"])
         }
     }
 
@@ -120,8 +228,8 @@ public final class SocketServer: Sendable {
         let responder = self.responder
         let logger = self.logger
         let backpressure = ReadBackpressure(channel: channel)
-        channel.closeFuture.whenComplete { [state] _ in
-            state.withLockedValue { $0.open -= 1 }
+        channel.closeFuture.whenComplete { [ledger] _ in
+            ledger.release(credentials)
             continuation.finish()
         }
         Task {
@@ -147,7 +255,9 @@ public final class SocketServer: Sendable {
             await responder.connectionClosed(connection)
         }
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(LineReadHandler(continuation: continuation, backpressure: backpressure))
+            try channel.pipeline.syncOperations.addHandler(LineReadHandler(
+                continuation: continuation, backpressure: backpressure, connection: connection,
+                ledger: ledger, idleTimeout: limits.idleTimeout, logger: logger))
         }
     }
 
@@ -167,25 +277,104 @@ public final class SocketServer: Sendable {
     }
 }
 
-/// Splits a connection's bytes into protocol lines.
+/// Splits a connection's bytes into protocol lines, keeps the connection's unfinished line within
+/// the limit for all connections together, and closes it when idle too long before subscribing.
 final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     // Touched only on the channel's event loop.
     var framer = LineFramer()
     let continuation: AsyncStream<LineFramer.Frame>.Continuation
     let backpressure: ReadBackpressure
+    let connection: ClientConnection?
+    let ledger: ConnectionLimits.Ledger?
+    let idleTimeout: Duration
+    let logger: Logger?
+    /// Bytes of the unfinished line counted in the ledger.
+    var unfinished = 0
+    var lastRead = NIODeadline.now()
+    var idleCheck: Scheduled<Void>?
+    /// Closed for holding too much of an unfinished line: what still arrives is dropped.
+    var refused = false
 
-    init(continuation: AsyncStream<LineFramer.Frame>.Continuation, backpressure: ReadBackpressure) {
+    init(continuation: AsyncStream<LineFramer.Frame>.Continuation, backpressure: ReadBackpressure,
+         connection: ClientConnection? = nil, ledger: ConnectionLimits.Ledger? = nil, idleTimeout: Duration = .seconds(60), logger: Logger? = nil) {
         self.continuation = continuation
         self.backpressure = backpressure
+        self.connection = connection
+        self.ledger = ledger
+        self.idleTimeout = idleTimeout
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        scheduleIdleCheck(channel: context.channel, after: idleTimeout)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        lastRead = .now()
         let buffer = Self.unwrapInboundIn(data)
         let frames = buffer.withUnsafeReadableBytes { framer.feed($0) }
+        if let ledger {
+            let now = framer.bufferedByteCount
+            let within = ledger.unfinishedLineChanged(from: unfinished, to: now)
+            unfinished = now
+            if !within {
+                refuseUnfinishedLine(context: context, limit: ledger.limits.maxUnfinishedLineBytes)
+                return
+            }
+        }
         guard !frames.isEmpty else { return }
         backpressure.linesQueued(frames.count)
         for frame in frames { continuation.yield(frame) }
+    }
+
+    /// All connections together hold too much of unfinished lines, and this one's just grew: its
+    /// half line is dropped, the memory given back, and the connection closed with a reason.
+    func refuseUnfinishedLine(context: ChannelHandlerContext, limit: Int) {
+        refused = true
+        _ = framer.finish()
+        releaseUnfinished()
+        logger?.warning("connection closed: unfinished lines of all clients over max_unfinished_line_bytes", metadata: [
+            "peer": "\(connection?.credentials.description ?? "?")", "limit": "\(limit)",
+        ])
+        let line = DaemonMessage.error(id: nil, code: .badRequest, message: "the daemon holds \(limit) bytes of unfinished lines from all clients (max_unfinished_line_bytes); your line is dropped and the connection closed: send whole lines, each ended by a newline").encodedLine()
+        var buffer = context.channel.allocator.buffer(capacity: line.count)
+        buffer.writeBytes(line)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
+        channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+    }
+
+    /// Gives the unfinished line's bytes back to the ledger, and memory back to the kernel when
+    /// enough was freed (glibc keeps freed memory otherwise: 250 half lines of 1 MiB stayed resident).
+    func releaseUnfinished() {
+        guard let ledger else { return }
+        let released = unfinished
+        _ = ledger.unfinishedLineChanged(from: unfinished, to: 0)
+        unfinished = 0
+        if released > 0, ledger.buffersReleased(released) {
+            _ = docroute_release_free_memory()
+        }
+    }
+
+    /// Closes a connection that sent nothing for `idleTimeout`, has no request in hand and has
+    /// not subscribed: a subscribed handler may wait as long as it likes for documents.
+    func scheduleIdleCheck(channel: any Channel, after delay: Duration) {
+        guard connection != nil else { return }
+        let timeout = TimeAmount.nanoseconds(idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000)
+        let wait = TimeAmount.nanoseconds(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        idleCheck = channel.eventLoop.scheduleTask(in: wait) { [self] in
+            guard let connection, !connection.isSubscribed, channel.isActive else { return }
+            let idleFor = NIODeadline.now() - lastRead
+            if idleFor >= timeout && backpressure.isIdle {
+                logger?.debug("connection closed: idle without subscribing", metadata: ["peer": "\(connection.credentials)"])
+                channel.close(promise: nil)
+            } else {
+                let next = idleFor >= timeout ? timeout : timeout - idleFor
+                scheduleIdleCheck(channel: channel, after: .nanoseconds(next.nanoseconds))
+            }
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -194,6 +383,9 @@ final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+        releaseUnfinished()
         if let last = framer.finish() {
             backpressure.linesQueued(1)
             continuation.yield(last)

@@ -16,6 +16,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable, Codable {
     case noHandler = "no-handler"
     /// `open`: the file does not exist; `ack`: unknown delivery.
     case notFound = "not-found"
+    /// The connection is refused: too many are open in all, from this uid, or only handlers may
+    /// take the ones left. It is closed after this line.
+    case tooManyConnections = "too-many-connections"
     /// The daemon failed; the message says what.
     case `internal` = "internal"
 }

@@ -53,6 +53,17 @@ struct DocRouted: AsyncParsableCommand {
             print("configuration \(configuration.file) is valid: \(configuration.inboxes.count) inboxes, handlers in \(configuration.handlersDirectory)")
             return
         }
+        // One daemon per state directory, decided before anything is touched: a second one would
+        // deliver every file again and take the first one's socket.
+        let stateLock: StateDirectoryLock
+        do {
+            stateLock = try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
+        } catch {
+            FileHandle.standardError.write(Data("docrouted: \(error)\n".utf8))
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        defer { withExtendedLifetime(stateLock) {} }
         if recoverLedger {
             return try Self.recoverLedger(configuration, logger: logger)
         }
@@ -78,9 +89,12 @@ struct DocRouted: AsyncParsableCommand {
                 }
             } else {
                 try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                // Checked before the ledger is opened: a socket another daemon serves stops this one here.
+                try SocketServer.removeStaleSocket(at: configuration.socket)
                 endpoint = .path(configuration.socket)
             }
         } catch {
+            FileHandle.standardError.write(Data("docrouted: the socket cannot be set up: \(error)\n".utf8))
             logger.critical("the socket cannot be set up: \(error)")
             throw ExitCode(1)
         }

@@ -147,7 +147,7 @@ import Testing
 
     @Test func errorCodesAreTheContractTable() throws {
         let document = try protocolDocument()
-        #expect(ErrorCode.allCases.count == 8)
+        #expect(ErrorCode.allCases.count == 9)
         for code in ErrorCode.allCases {
             #expect(document.contains("| `\(code.rawValue)` |"))
         }

@@ -77,5 +77,22 @@ int docroute_accept_cloexec(int listener);
 
 /// O_PATH (GNU): a descriptor that names a file without the right to read it.
 extern const int docroute_o_path;
+/// setgroups(2) for the calling thread only: the raw system call. glibc's setgroups() changes
+/// every thread of the process (it broadcasts the change), which must never happen while other
+/// threads serve other clients. Returns 0, or -1 with errno set.
+int docroute_set_thread_groups(size_t count, const uint32_t *groups);
+
+/// malloc_trim(0): gives freed heap memory back to the kernel. Returns 1 if any was released.
+int docroute_release_free_memory(void);
+
+/// Installs handlers for the signals a crash raises (SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE,
+/// SIGABRT) that write one byte to `fd` (a file docrouted opened for this) and then pass the
+/// signal on to whatever handled it before (the Swift runtime's backtracer, or the default
+/// action). Async-signal-safe. Returns 0, or -1 with errno set.
+int docroute_install_crash_marker(int fd);
+
+/// Gives the calling thread an alternate signal stack if it has none, so the crash marker runs
+/// even when the thread overflowed its stack. Returns 0, or -1 with errno set.
+int docroute_ensure_alternate_signal_stack(void);
 
 #endif

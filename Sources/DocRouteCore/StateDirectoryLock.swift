@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One docrouted per state directory (issue 17 item 1): an exclusive `flock` on
+/// `<state_directory>/docrouted.lock`, taken before anything else is touched and held for the
+/// daemon's life (the kernel lets go when the process ends, however it ends). The file holds the
+/// holder's pid, for the message a second daemon prints.
+public final class StateDirectoryLock: Sendable {
+    /// The lock file's name in the state directory.
+    public static let fileName = "docrouted.lock"
+
+    public let path: String
+    let descriptor: Int32
+
+    /// Why the lock could not be taken.
+    public struct Refusal: Error, CustomStringConvertible {
+        /// The pid of the daemon holding it, when known.
+        public var holder: Int32?
+        public var description: String
+    }
+
+    init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Creates the state directory if needed and takes the lock, or says who holds it.
+    public static func acquire(stateDirectory: String) throws(Refusal) -> StateDirectoryLock {
+        do {
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw Refusal(description: "the state directory \(stateDirectory) cannot be created: \(error)")
+        }
+        let path = stateDirectory + "/" + fileName
+        var descriptor: Int32
+        repeat {
+            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else {
+            throw Refusal(description: "\(path) cannot be opened: \(String(cString: strerror(errno))); check the state directory's owner and mode")
+        }
+        var result: Int32
+        repeat { result = flock(descriptor, LOCK_EX | LOCK_NB) } while result != 0 && errno == EINTR
+        guard result == 0 else {
+            let code = errno
+            let holder = readPID(descriptor)
+            close(descriptor)
+            if code == EWOULDBLOCK {
+                throw Refusal(holder: holder, description: "another docrouted (pid \(holder.map(String.init) ?? "unknown")) serves \(stateDirectory); stop it first, or give this one another state_directory")
+            }
+            throw Refusal(description: "\(path) cannot be locked: \(String(cString: strerror(code)))")
+        }
+        // Ours now: say who holds it.
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return StateDirectoryLock(path: path, descriptor: descriptor)
+    }
+
+    static func readPID(_ descriptor: Int32) -> Int32? {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Int32(String(decoding: bytes.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import Testing
+@testable import DocRouteCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 16 item 4: package trees are walked iteratively, so no depth overflows the stack, and
+/// the limits are found before anything is copied.
+@Suite struct PackageTreeDepthTests {
+    /// A temporary folder holding `levels` nested folders `a/…/a`, a file at the bottom.
+    func deepTree(levels: Int) throws -> (root: String, top: CInt) {
+        var template = Array("/tmp/docroute-deep-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        let root = String(cString: made)
+        #expect(mkdir(root + "/src", 0o755) == 0 && mkdir(root + "/dst", 0o755) == 0)
+        var folder = open(root + "/src", O_RDONLY | O_DIRECTORY)
+        for _ in 0..<levels {
+            #expect(mkdirat(folder, "a", 0o755) == 0)
+            let child = openat(folder, "a", O_RDONLY | O_DIRECTORY)
+            close(folder)
+            folder = child
+        }
+        let file = openat(folder, "bottom.txt", O_WRONLY | O_CREAT, 0o644)
+        _ = write(file, "bottom\n", 7)
+        close(file)
+        close(folder)
+        return (root, open(root + "/src", O_RDONLY | O_DIRECTORY))
+    }
+
+    @Test func limitsAreFoundWithoutCopying() throws {
+        let (root, top) = try deepTree(levels: 300)
+        defer { close(top); try? PackageTree.remove(Array("src".utf8), in: open(root, O_RDONLY | O_DIRECTORY), describing: root + "/src"); rmdir(root + "/dst"); rmdir(root) }
+        #expect(try PackageTree.exceeded(.init(maxDepth: 300, maxEntries: 1_000), in: top, describing: "src") == nil)
+        #expect(try PackageTree.exceeded(.init(maxDepth: 299, maxEntries: 1_000), in: top, describing: "src")?.contains("max_package_depth") == true)
+        #expect(try PackageTree.exceeded(.init(maxDepth: 1_000, maxEntries: 100), in: top, describing: "src")?.contains("max_package_entries") == true)
+    }
+
+    /// Thousands of levels, each its own folder copied and synced (the daemon's recursive walk
+    /// overflowed its thread's stack at 10,000; `make chaos` sends the daemon that many).
+    @Test func aDeepTreeIsCopiedHashedAndRemovedWithoutRecursion() throws {
+        let levels = 3_000
+        let (root, top) = try deepTree(levels: levels)
+        let rootFD = open(root, O_RDONLY | O_DIRECTORY)
+        defer {
+            close(top)
+            try? PackageTree.remove(Array("src".utf8), in: rootFD, describing: root + "/src")
+            try? PackageTree.remove(Array("dst".utf8), in: rootFD, describing: root + "/dst")
+            try? PackageTree.remove(Array("dst2".utf8), in: rootFD, describing: root + "/dst2")
+            close(rootFD)
+            rmdir(root)
+        }
+        let destination = open(root + "/dst", O_RDONLY | O_DIRECTORY)
+        defer { close(destination) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 4096)
+        defer { buffer.deallocate() }
+        let copied = try PackageTree.copy(from: top, describing: "src", to: destination, describing: "dst", owner: nil,
+                                          fileMode: 0o644, folderMode: 0o755, buffer: buffer,
+                                          limits: .init(maxDepth: levels, maxEntries: .max), logger: Fixtures.logger)
+        #expect(copied == 7)
+        let source = try PackageTree.digest(of: top, describing: "src")
+        let copy = try PackageTree.digest(of: destination, describing: "dst")
+        #expect(source.size == 7 && source.sha256 == copy.sha256)
+        #expect(mkdir(root + "/dst2", 0o755) == 0)
+        let second = open(root + "/dst2", O_RDONLY | O_DIRECTORY)
+        defer { close(second) }
+        #expect {
+            _ = try PackageTree.copy(from: top, describing: "src", to: second, describing: "dst2", owner: nil,
+                                     fileMode: 0o644, folderMode: 0o755, buffer: buffer,
+                                     limits: .init(maxDepth: 10, maxEntries: .max), logger: Fixtures.logger)
+        } throws: { error in
+            (error as? DeliveryError)?.message.contains("more than 10 levels deep") == true
+        }
+        try PackageTree.remove(Array("dst".utf8), in: rootFD, describing: root + "/dst")
+        var info = stat()
+        #expect(lstat(root + "/dst", &info) != 0, "removed, every level")
+    }
+}
