@@ -44,8 +44,8 @@ release: deps
 	$(SWIFT) build -c release
 
 run: build
-	@scripts/make-run-config.sh "$(RUN_ROOT)"
-	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --handlers "$(RUN_ROOT)/etc/handlers.d" | sed 's/^/  /'
+	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
+	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --config "$(RUN_ROOT)/docroute.toml" | sed 's/^/  /' || true
 	@echo "starting docrouted in the foreground (Ctrl-C stops it); socket $(RUN_ROOT)/run/docroute.sock"
 	PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 

@@ -98,6 +98,8 @@ let package = Package(
             dependencies: [
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // IOError's errno, to say why a connect failed.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

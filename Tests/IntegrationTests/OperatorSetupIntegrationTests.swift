@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 17, the operator's side: docroutectl finds the daemon's configuration, `docrouted
+/// --check` checks what the daemon will use, admin defaults take effect, quarantine is managed.
+@Suite(.serialized) struct OperatorSetupIntegrationTests {
+    static let molecules = "com.sunsetlakesoftware.molecules"
+    static let textviewer = "org.docroute.textviewer"
+
+    /// A configuration beside the harness's, with `handlers_directory` replaced.
+    func configuration(_ harness: DaemonHarness, handlers: String, name: String) throws -> String {
+        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8)
+            .replacingOccurrences(of: "handlers_directory = \"\(harness.handlers)\"", with: "handlers_directory = \"\(handlers)\"")
+        let path = harness.root + "/" + name
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    // Item 4: every command takes --config (then $DOCROUTE_CONFIG) and reads the handlers folder
+    // and the socket from it; a missing folder or socket is named, with what to do.
+    @Test func commandsReadTheHandlersAndTheSocketFromTheConfiguration() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+
+        let handlers = try CtlProcess.run(["handlers", "--config", harness.configPath])
+        #expect(handlers.status == 0, "\(handlers.error)")
+        #expect(handlers.output.contains(Self.molecules) && handlers.output.contains("[\(harness.handlers)/"), "\(handlers.output)")
+
+        let routed = try CtlProcess.run(["route", "/tmp/1abc.pdb"], environment: ["DOCROUTE_CONFIG": harness.configPath])
+        #expect(routed.status == 0, "\(routed.error)")
+        #expect(routed.output.contains("→ \(Self.molecules)"), "\(routed.output)")
+
+        let nowhere = harness.root + "/no-such.toml"
+        let missingFile = try CtlProcess.run(["handlers"], environment: ["DOCROUTE_CONFIG": nowhere])
+        #expect(missingFile.status == 1)
+        #expect(missingFile.error.contains(nowhere) && missingFile.error.contains("$DOCROUTE_CONFIG") && missingFile.error.contains("does not exist"),
+                "\(missingFile.error)")
+
+        // A handlers folder that is not there is an error, not "no handlers".
+        let gone = harness.root + "/gone.d"
+        let elsewhere = try configuration(harness, handlers: gone, name: "elsewhere.toml")
+        for command in [["handlers"], ["route", "/tmp/1abc.pdb"], ["default", "set", "public.plain-text", Self.textviewer]] {
+            let run = try CtlProcess.run(command + ["--config", elsewhere])
+            #expect(run.status == 1, "\(command): \(run.output)")
+            #expect(run.error.contains("the handlers folder \(gone)") && run.error.contains("does not exist") && run.error.contains(elsewhere),
+                    "\(command): \(run.error)")
+            #expect(run.output.isEmpty, "\(command): \(run.output)")
+        }
+
+        // No daemon yet: the socket from the configuration is named, with what to do.
+        let down = try CtlProcess.run(["status", "--config", harness.configPath])
+        #expect(down.status == 1)
+        #expect(down.error.contains("its socket \(harness.socket)") && down.error.contains("does not exist")
+                && down.error.contains("Is docrouted running?"), "\(down.error)")
+        #expect(!down.error.contains("connect(descriptor"), "\(down.error)")
+
+        // A socket file nobody listens on (a daemon killed without cleaning up).
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in Array(harness.socket.utf8).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(stale)
+        #expect(bound == 0)
+        let refused = try CtlProcess.run(["status"], environment: ["DOCROUTE_CONFIG": harness.configPath])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains(harness.socket) && refused.error.contains("docrouted is not running"), "\(refused.error)")
+        unlink(harness.socket)
+
+        try harness.start()
+        let up = try CtlProcess.run(["status", "--config", harness.configPath])
+        #expect(up.status == 0, "\(up.error)")
+        #expect(up.output.contains(harness.socket) && up.output.contains(Self.molecules), "\(up.output)")
+    }
+
+    // Item 4 (make run): the configuration is kept once the user has edited it, and the second
+    // terminal's export lines are printed.
+    @Test func makeRunKeepsAnEditedConfigurationAndPrintsTheExportLines() throws {
+        var template = Array("/tmp/docroute-run-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let script = DaemonHarness.repositoryRoot + "/scripts/make-run-config.sh"
+        func run() throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: script)
+            process.arguments = [root]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            return output
+        }
+        let first = try run()
+        #expect(first.contains("export DOCROUTE_CONFIG=\(root)/docroute.toml"), "\(first)")
+        let config = root + "/docroute.toml"
+        let written = try String(contentsOfFile: config, encoding: .utf8)
+        #expect(written.contains("socket = \"\(root)/run/docroute.sock\""), "\(written)")
+        try ("max_queued_files = 2048\n" + written).write(toFile: config, atomically: true, encoding: .utf8)
+
+        let second = try run()
+        #expect(second.contains("kept"), "\(second)")
+        #expect(try String(contentsOfFile: config, encoding: .utf8).contains("max_queued_files = 2048"))
+        let handlers = try CtlProcess.run(["handlers"], environment: ["DOCROUTE_CONFIG": config])
+        #expect(handlers.status == 0 && handlers.output.contains(Self.molecules), "\(handlers.error)\(handlers.output)")
+    }
+
+    // Item 3: --check fails on a broken plist, a duplicate bundle identifier, a handlers folder
+    // that does not exist and an inbox that is not a folder; it names the MIME database and socket.
+    @Test func checkReportsEverythingThatWouldStopDelivery() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        func check(_ config: String) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
+            process.arguments = ["--check", "--config", config]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+
+        let good = try check(harness.configPath)
+        #expect(good.status == 0, "\(good.output)")
+        #expect(good.output.contains("ready to deliver"), "\(good.output)")
+        #expect(good.output.split(separator: "\n").contains { $0.hasPrefix("ok") && $0.contains("mime") && ($0.contains("/mime") || $0.contains("built-in")) },
+                "\(good.output)")
+        #expect(good.output.split(separator: "\n").contains { $0.contains("socket") && $0.contains(harness.socket) }, "\(good.output)")
+        #expect(good.output.split(separator: "\n").contains { $0.hasPrefix("ok") && $0.contains("inbox") && $0.contains(harness.inbox) && $0.contains("writable") },
+                "\(good.output)")
+
+        try "<plist><dict><key>CFBundleName</key></dict>".write(toFile: harness.handlers + "/broken.plist", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: harness.handlers + "/molecules.plist", toPath: harness.handlers + "/molecules-copy.plist")
+        let bad = try check(harness.configPath)
+        #expect(bad.status == 1, "\(bad.output)")
+        let failed = bad.output.split(separator: "\n").filter { $0.hasPrefix("FAILED") }
+        #expect(failed.contains { $0.contains("broken.plist") }, "\(bad.output)")
+        #expect(failed.contains { $0.contains("molecules-copy.plist") && $0.contains(Self.molecules) }, "\(bad.output)")
+        #expect(bad.output.contains("would stop delivery"), "\(bad.output)")
+
+        let gone = harness.root + "/gone.d"
+        let elsewhere = try configuration(harness, handlers: gone, name: "elsewhere.toml")
+        try Data().write(to: URL(fileURLWithPath: harness.root + "/file-inbox"))
+        try (try String(contentsOfFile: elsewhere, encoding: .utf8) + "\n[[inbox]]\npath = \"\(harness.root)/file-inbox\"\n")
+            .write(toFile: elsewhere, atomically: true, encoding: .utf8)
+        let missing = try check(elsewhere)
+        #expect(missing.status == 1, "\(missing.output)")
+        #expect(missing.output.split(separator: "\n").contains { $0.hasPrefix("FAILED") && $0.contains(gone) && $0.contains("does not exist") }, "\(missing.output)")
+        #expect(missing.output.split(separator: "\n").contains { $0.hasPrefix("FAILED") && $0.contains("file-inbox") && $0.contains("not a folder") }, "\(missing.output)")
+    }
+
+    // Item 2: `default set` takes effect in the running daemon without SIGHUP, and says when.
+    // Item 8: a default for a type nobody claims and the catalog does not know is refused.
+    // Item 10: adding one manifest reloads once.
+    @Test func defaultsTakeEffectWithoutASignal() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        let pdbType = "com.sunsetlakesoftware.molecules.pdb"
+        let config = ["--config", harness.configPath]
+
+        let offline = try CtlProcess.run(["default", "set", pdbType, Self.textviewer] + config)
+        #expect(offline.status == 0, "\(offline.error)")
+        #expect(offline.output.contains("docrouted is not running"), "\(offline.output)")
+        #expect(try CtlProcess.run(["default", "unset", pdbType] + config).status == 0)
+
+        try harness.start()
+        try harness.drop("1abc.pdb", DeliveryIntegrationTests.pdb)
+        #expect(harness.waitFor(harness.sandbox(Self.molecules) + "/1abc.pdb"), "\(harness.daemonLog)")
+
+        let set = try CtlProcess.run(["default", "set", pdbType, Self.textviewer] + config)
+        #expect(set.status == 0, "\(set.error)")
+        #expect(set.output.contains("type \(pdbType) → \(Self.textviewer)"), "\(set.output)")
+        #expect(set.output.contains("has taken the change"), "\(set.output)")
+        try harness.drop("2abc.pdb", DeliveryIntegrationTests.pdb)
+        #expect(harness.waitFor(harness.sandbox(Self.textviewer) + "/2abc.pdb"), "\(harness.daemonLog)")
+        #expect(!FileManager.default.fileExists(atPath: harness.sandbox(Self.molecules) + "/2abc.pdb"))
+        #expect(!harness.daemonLog.contains("SIGHUP"))
+
+        let unset = try CtlProcess.run(["default", "unset", pdbType] + config)
+        #expect(unset.status == 0 && unset.output.contains("has taken the change"), "\(unset.output)\(unset.error)")
+        try harness.drop("3abc.pdb", DeliveryIntegrationTests.pdb)
+        #expect(harness.waitFor(harness.sandbox(Self.molecules) + "/3abc.pdb"), "\(harness.daemonLog)")
+
+        // The .reason file's kind of type: nobody claims it, the catalog does not know it.
+        let dynamic = "dyn.ah62d4rv4ge81e5pe"
+        let refused = try CtlProcess.run(["default", "set", dynamic, Self.textviewer] + config)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("no handler claims \(dynamic)") && refused.error.contains("--force"), "\(refused.error)")
+        let scheme = try CtlProcess.run(["default", "set", "nosuchscheme:", Self.textviewer] + config)
+        #expect(scheme.status == 1 && scheme.error.contains("no handler claims the URL scheme nosuchscheme"), "\(scheme.error)")
+        let forced = try CtlProcess.run(["default", "set", "--force", dynamic, Self.textviewer] + config)
+        #expect(forced.status == 0 && forced.output.contains("has taken the change"), "\(forced.output)\(forced.error)")
+
+        // One manifest copied in (created, written, closed): one reload.
+        let reloads = { harness.daemonLog.components(separatedBy: "handlers and defaults reloaded").count - 1 }
+        let before = reloads()
+        try FileManager.default.copyItem(atPath: DaemonHarness.repositoryRoot + "/config/handlers/todolist.plist",
+                                         toPath: harness.handlers + "/todolist-2.plist")
+        #expect(harness.waitUntil(timeout: 5) { reloads() > before }, "\(harness.daemonLog)")
+        usleep(800_000)
+        #expect(reloads() == before + 1, "\(harness.daemonLog)")
+    }
+}
