@@ -159,7 +159,7 @@ actor IntakePipeline {
         let inbox = configuration.inboxes[index]
         if inbox.kind == .maildir { return watchMaildir(index) }
         do {
-            try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
+            try prepareInbox(inbox)
             let folder = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
             try watcher.watch(folder)
             guard openFolder(folder.path) != nil else { return }
@@ -168,6 +168,20 @@ actor IntakePipeline {
             return
         }
         scanInbox(index)
+    }
+
+    /// Creates a missing inbox, saying so, and says loudly when docrouted cannot write it: every
+    /// file would then be delivered and left behind (its source cannot be removed), again after
+    /// each restart.
+    func prepareInbox(_ inbox: InboxConfiguration) throws {
+        if try DaemonFolder.create(inbox.path, what: "inbox") {
+            logger.notice("inbox did not exist; created it", metadata: ["path": "\(inbox.path)"])
+        }
+        if !DaemonFolder.isWritable(inbox.path) {
+            logger.critical("inbox is not writable by docrouted (uid \(getuid())): files found there cannot be taken; give the folder to docrouted's user or its group with write permission",
+                            metadata: ["path": "\(inbox.path)"])
+            throw DaemonFolder.Failure(path: inbox.path, description: "the inbox \(inbox.path) is not writable by uid \(getuid())")
+        }
     }
 
     func scanInbox(_ index: Int) {
@@ -289,7 +303,7 @@ actor IntakePipeline {
                     close(file.descriptor)
                     let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
                     await quarantine(arrival, folder: folderFD, mailbox: mailbox,
-                                     reason: "no handler claims \(classification.contentType) (conforms to \(parents)); install one or set a default")
+                                     reason: Self.noHandlerReason(classification.contentType, parents: parents))
                     continue
                 }
                 let container = handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier
@@ -350,7 +364,8 @@ actor IntakePipeline {
 
     func quarantine(_ arrival: ArrivalQueue.Arrival, folder: Int32, mailbox: String, reason: String) async {
         do {
-            try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason)
+            try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason,
+                                         origin: "\(arrival.folder.path)/\(InboxNames.display(arrival.name))")
             activity.quarantined(inbox: arrival.folder.inbox, reason: reason)
             logger.warning("quarantined: \(reason)", metadata: [
                 "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
@@ -359,6 +374,13 @@ actor IntakePipeline {
             logger.error("could not quarantine (\(reason)): \(error); will try again", metadata: ["path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))"])
             scheduleRetry(arrival)
         }
+    }
+
+    /// The reason for a file nobody claims. A default cannot help (it only picks among handlers
+    /// that claim the type), so the advice is a handler, then a release.
+    static func noHandlerReason(_ contentType: String, parents: String, package: Bool = false) -> String {
+        "no handler claims \(package ? "the package " : "")\(contentType) (conforms to \(parents)); install a handler whose Info.plist claims "
+            + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this file's path"
     }
 
     func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {

@@ -28,7 +28,7 @@ public final class LedgerBackend: DeliveryBackend {
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        try DaemonFolder.create(configuration.stateDirectory, what: "state_directory")
         ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory), logger: logger)
         batch = DeliveryBatch(ledger: ledger, folderMode: HandlerLauncher.sandboxFolderMode, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
@@ -152,11 +152,11 @@ public final class LedgerBackend: DeliveryBackend {
         return (record.deliveryID.uuidString.lowercased(), record.sequence)
     }
 
-    public func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws {
+    public func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
         let quarantine = quarantineFolder
         let directory = configuration.quarantineDirectory
         try await blocking {
-            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, quarantine: quarantine)
+            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, origin: origin, quarantine: quarantine)
         }
     }
 

@@ -80,8 +80,11 @@ public final class RoutingDaemon: Sendable {
 
     /// Recovers, loads, listens, watches and scans; READY=1 goes out only after all of it.
     public func start(listeningOn endpoint: SocketServer.Endpoint) async throws {
-        for directory in [configuration.stateDirectory, configuration.containersDirectory, configuration.quarantineDirectory] {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (directory, key) in [(configuration.stateDirectory, "state_directory"), (configuration.containersDirectory, "containers_directory"),
+                                 (configuration.quarantineDirectory, "quarantine_directory")] {
+            if try DaemonFolder.create(directory, what: key) {
+                logger.notice("created the \(key) \(directory)")
+            }
         }
         try await backend.recover()
         activity.seed(await backend.ledgerStatistics())

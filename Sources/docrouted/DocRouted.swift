@@ -59,7 +59,7 @@ struct DocRouted: AsyncParsableCommand {
                     configuration.socket = path
                 }
             } else {
-                try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try DaemonFolder.create((configuration.socket as NSString).deletingLastPathComponent, what: "socket's folder")
                 endpoint = .path(configuration.socket)
             }
         } catch {

@@ -211,4 +211,82 @@ import Glibc
         usleep(800_000)
         #expect(reloads() == before + 1, "\(harness.daemonLog)")
     }
+
+    // Item 8: quarantine list shows each file with its reason, age, mailbox and inbox; release
+    // puts it back through intake once a handler claims it; the .reason advice is right; status
+    // says where the quarantine is.
+    @Test func quarantinedFilesAreListedAndReleasedOnceAHandlerClaimsThem() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let config = ["--config", harness.configPath]
+        let bytes: [UInt8] = [0x00, 0x9F, 0x92, 0x96, 0xFF, 0x00, 0x01, 0x02] + Array(repeating: 0xEE, count: 56)
+        try harness.drop("blob.qqq", bytes)
+        try harness.drop("work.qqq", bytes, mailbox: "Work")
+        let blob = harness.quarantine + "/Inbox/blob.qqq"
+        let work = harness.quarantine + "/Work/work.qqq"
+        #expect(harness.waitFor(blob + ".reason") && harness.waitFor(work + ".reason"), "\(harness.daemonLog)")
+
+        let reason = try String(contentsOfFile: blob + ".reason", encoding: .utf8)
+        #expect(reason.hasPrefix("no handler claims "), "\(reason)")
+        #expect(reason.contains("install a handler") && reason.contains("docroutectl quarantine release"), "\(reason)")
+        #expect(!reason.contains("set a default"), "\(reason)")
+        #expect(reason.contains("\nfrom \(harness.inbox)/blob.qqq\n"), "\(reason)")
+        // Logged once, not twice.
+        let told = harness.daemonLog.split(separator: "\n").filter {
+            $0.contains("/blob.qqq") && ($0.contains(" notice ") || $0.contains(" warning ") || $0.contains(" error "))
+        }
+        #expect(told.count == 1, "\(told)")
+
+        let listed = try CtlProcess.run(["quarantine", "list"] + config)
+        #expect(listed.status == 0, "\(listed.error)")
+        let row = listed.output.split(separator: "\n").first { $0.hasPrefix(work) }
+        #expect(row?.contains(" Work ") == true && row?.contains(harness.inbox) == true && row?.contains("no handler claims") == true, "\(listed.output)")
+        let json = try CtlProcess.run(["quarantine", "list", "--json"] + config)
+        let entries = try #require((try? JSONSerialization.jsonObject(with: Data(json.output.utf8))) as? [[String: Any]], "\(json.output)")
+        #expect(entries.count == 2)
+        let entry = try #require(entries.first { $0["path"] as? String == blob })
+        #expect(entry["mailbox"] as? String == "Inbox")
+        #expect(entry["inbox"] as? String == harness.inbox)
+        #expect((entry["ageSeconds"] as? Int).map { $0 >= 0 && $0 < 60 } == true, "\(entry)")
+        #expect((entry["reason"] as? String)?.hasPrefix("no handler claims") == true)
+
+        let status = try CtlProcess.run(["status"] + config)
+        #expect(status.output.contains("quarantine: \(harness.quarantine)"), "\(status.output)")
+
+        // Nobody claims them yet: both stay.
+        let early = try CtlProcess.run(["quarantine", "release", "--all"] + config)
+        #expect(early.status == 1)
+        #expect(early.error.contains("kept \(blob)") && early.error.contains("still no handler claims"), "\(early.error)")
+        #expect(FileManager.default.fileExists(atPath: blob) && FileManager.default.fileExists(atPath: blob + ".reason"))
+
+        let anything = "org.example.anything"
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(anything)</string>
+            <key>CFBundleDocumentTypes</key><array><dict>
+            <key>LSItemContentTypes</key><array><string>public.data</string></array>
+            <key>LSHandlerRank</key><string>Alternate</string>
+            </dict></array>
+            </dict></plist>
+            """.write(toFile: harness.handlers + "/anything.plist", atomically: true, encoding: .utf8)
+        #expect(harness.waitUntil(timeout: 10) {
+            (try? CtlProcess.run(["status", "--json"] + config).output.contains(anything)) == true
+        })
+
+        let one = try CtlProcess.run(["quarantine", "release", blob] + config)
+        #expect(one.status == 0, "\(one.error)")
+        #expect(one.output.contains("released \(blob) → \(harness.inbox)/blob.qqq (for \(anything))"), "\(one.output)")
+        let delivered = harness.sandbox(anything) + "/blob.qqq"
+        #expect(harness.waitFor(delivered), "\(harness.daemonLog)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: delivered)) == Data(bytes))
+        #expect(!FileManager.default.fileExists(atPath: blob) && !FileManager.default.fileExists(atPath: blob + ".reason"))
+
+        let rest = try CtlProcess.run(["quarantine", "release", "--all"] + config)
+        #expect(rest.status == 0, "\(rest.error)")
+        #expect(harness.waitFor(harness.sandbox(anything, mailbox: "Work") + "/work.qqq"), "\(harness.daemonLog)")
+        let empty = try CtlProcess.run(["quarantine", "list"] + config)
+        #expect(empty.output.hasPrefix("nothing in quarantine"), "\(empty.output)")
+    }
 }
