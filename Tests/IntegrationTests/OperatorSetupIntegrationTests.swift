@@ -289,4 +289,84 @@ import Glibc
         let empty = try CtlProcess.run(["quarantine", "list"] + config)
         #expect(empty.output.hasPrefix("nothing in quarantine"), "\(empty.output)")
     }
+
+    /// Runs docrouted as uid and gid 65534 (nobody) with `HOME=/root`, as a unit without User=
+    /// state would, until it is ready or exits; returns its exit status (nil while it runs) and log.
+    func startAsNobody(_ config: String, log: String, until ready: Bool) throws -> (status: Int32?, log: String, process: Process) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                             DaemonHarness.binDirectory + "/docrouted", "--config", config, "--log-level", "info"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = "/root"
+        environment["XDG_DATA_HOME"] = nil
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning, Date() < deadline {
+            if ready, (try? String(contentsOfFile: log, encoding: .utf8))?.contains("docrouted ready") == true { break }
+            usleep(20_000)
+        }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return (process.isRunning ? nil : process.terminationStatus, text, process)
+    }
+
+    // Item 7: started as a user who may not create its folders, docrouted says which folder, as
+    // which user, and what to do; no Foundation error text.
+    // Item 6: a missing inbox is created and logged; an inbox it cannot write is refused loudly;
+    // the MIME database used, and why, is logged.
+    @Test(.enabled(if: getuid() == 0, "needs root to run docrouted as uid 65534 with setpriv"))
+    func startedAsAnotherUserItSaysWhatIsWrongInWords() throws {
+        var template = Array("/tmp/docroute-nobody-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        chmod(root, 0o755)
+        for folder in ["locked", "run", "handlers.d", "drop", "state"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+        }
+        chmod(root + "/locked", 0o755)  // root's: nobody may not create in it
+        for folder in ["run", "drop", "state"] { chown(root + "/" + folder, 65534, 65534) }
+        func write(state: String) throws -> String {
+            let path = root + "/docroute-\(UUID().uuidString).toml"
+            try """
+                socket = "\(root)/run/s.sock"
+                state_directory = "\(state)"
+                handlers_directory = "\(root)/handlers.d"
+
+                [[inbox]]
+                path = "\(root)/drop"
+
+                [[inbox]]
+                path = "\(root)/run/new-inbox"
+
+                [[inbox]]
+                path = "\(root)/locked"
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+
+        let refused = try startAsNobody(try write(state: root + "/locked/state"), log: root + "/refused.log", until: false)
+        #expect(refused.status != nil && refused.status != 0, "\(refused.log)")
+        #expect(refused.log.contains("cannot create the state_directory \(root)/locked/state: Permission denied (docrouted runs as uid 65534)"),
+                "\(refused.log)")
+        #expect(refused.log.contains("docrouted --check"), "\(refused.log)")
+        #expect(!refused.log.contains("NSCocoaErrorDomain") && !refused.log.contains("Code=513"), "\(refused.log)")
+
+        let started = try startAsNobody(try write(state: root + "/state"), log: root + "/started.log", until: true)
+        defer {
+            started.process.terminate()
+            started.process.waitUntilExit()
+        }
+        #expect(started.status == nil, "\(started.log)")
+        #expect(started.log.contains("inbox did not exist; created it") && started.log.contains("\(root)/run/new-inbox"), "\(started.log)")
+        let loud = started.log.split(separator: "\n").first { $0.contains("inbox is not writable") }
+        #expect(loud?.contains("critical") == true && loud?.contains("\(root)/locked") == true, "\(started.log)")
+        // HOME=/root cannot be read by nobody: the system database is used without it, and said so.
+        let mime = started.log.split(separator: "\n").first { $0.contains("MIME database:") }
+        #expect(mime?.contains("without the user's directory") == true && mime?.contains("warning") == true, "\(started.log)")
+    }
 }
