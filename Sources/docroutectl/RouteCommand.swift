@@ -13,19 +13,34 @@ struct RouteCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Argument(help: "A file path, or a URL such as todolist://www.acme.com?Quarterly%20Report#200806231300.")
-    var input: String
+    @Argument(help: "File paths, or URLs such as todolist://www.acme.com?Quarterly%20Report#200806231300.")
+    var inputs: [String]
+
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one path or URL") }
+    }
 
     func run() throws {
         let registry = try options.registry()
         let selector = HandlerSelector(registry: registry, defaults: try options.defaults())
+        let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
+        // One JSON object for one input (as before), an array for several.
+        var objects: [[String: Any]] = []
+        for (index, input) in inputs.enumerated() {
+            if !json && index > 0 { print("") }
+            objects.append(try route(input, selector: selector, engine: engine))
+        }
+        if json { try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any) }
+    }
+
+    /// Routes one input; prints it unless --json, and returns its JSON object.
+    func route(_ input: String, selector: HandlerSelector, engine: TypeEngine) throws -> [String: Any] {
         var contentType: String?
         let selection: HandlerSelection
         if let scheme = Self.scheme(of: input), scheme != "file" {
             selection = selector.select(scheme: scheme)
         } else {
             let path = input.hasPrefix("file://") ? (URL(string: input)?.path ?? input) : input
-            let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
             let classification: TypeClassification
             switch FileTyping.type(path: path, engine: engine) {
             case .success(let typed): classification = typed
@@ -37,18 +52,17 @@ struct RouteCommand: ParsableCommand {
             contentType = classification.contentType
             selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
         }
-        if json {
-            try JSONOutput.print([
-                "input": input,
-                "contentType": JSONOutput.orNull(contentType),
-                "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
-                "candidates": selection.candidates.map {
-                    ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
-                },
-                "reason": selection.reason,
-            ] as [String: Any])
-        } else {
-            if let contentType { print("\(input): \(contentType)") }
+        let object: [String: Any] = [
+            "input": input,
+            "contentType": JSONOutput.orNull(contentType),
+            "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
+            "candidates": selection.candidates.map {
+                ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
+            },
+            "reason": selection.reason,
+        ]
+        if !json {
+            print(contentType.map { "\(input): \($0)" } ?? "\(input):")
             print(selection.bundleIdentifier.map { "→ \($0)" } ?? "→ no handler (the file would be quarantined)")
             print("  \(selection.reason)")
             for (index, candidate) in selection.candidates.enumerated() {
@@ -59,6 +73,7 @@ struct RouteCommand: ParsableCommand {
                 print("  \(index + 1). \(candidate.bundleIdentifier) via \(candidate.matchedType) (\(notes.joined(separator: ", ")))")
             }
         }
+        return object
     }
 
     /// The scheme of `input` when it is a URL (RFC 3986 scheme followed by ':'), not a path.

@@ -33,6 +33,11 @@ import Glibc
         #expect(routed.status == 0, "\(routed.error)")
         #expect(routed.output.contains("→ \(Self.molecules)"), "\(routed.output)")
 
+        // Several inputs, as `type` takes them (item 10).
+        let several = try CtlProcess.run(["route", "--json", "/tmp/1abc.pdb", "todolist://www.acme.com"] + ["--config", harness.configPath])
+        let routes = (try? JSONSerialization.jsonObject(with: Data(several.output.utf8))) as? [[String: Any]]
+        #expect(routes?.map { $0["bundleIdentifier"] as? String } == [Self.molecules, "com.acme.todolist"], "\(several.output)\(several.error)")
+
         let nowhere = harness.root + "/no-such.toml"
         let missingFile = try CtlProcess.run(["handlers"], environment: ["DOCROUTE_CONFIG": nowhere])
         #expect(missingFile.status == 1)
@@ -237,6 +242,10 @@ import Glibc
             $0.contains("/blob.qqq") && ($0.contains(" notice ") || $0.contains(" warning ") || $0.contains(" error "))
         }
         #expect(told.count == 1, "\(told)")
+        // The message comes before the metadata (item 10).
+        let line = String(told.first ?? "")
+        let message = line.range(of: "quarantined: no handler claims"), metadata = line.range(of: "mailbox=Inbox")
+        #expect(message != nil && metadata != nil && message!.lowerBound < metadata!.lowerBound, "\(line)")
 
         let listed = try CtlProcess.run(["quarantine", "list"] + config)
         #expect(listed.status == 0, "\(listed.error)")
