@@ -376,6 +376,12 @@ actor IntakePipeline {
         }
     }
 
+    /// Counts a document committed for an `open` request: "delivered since start" counts every
+    /// committed delivery, as "delivered today" does, not only the inboxes'.
+    func countOpened() {
+        deliveredCount += 1
+    }
+
     /// The reason for a file nobody claims. A default cannot help (it only picks among handlers
     /// that claim the type), so the advice is a handler, then a release.
     static func noHandlerReason(_ contentType: String, parents: String, package: Bool = false) -> String {

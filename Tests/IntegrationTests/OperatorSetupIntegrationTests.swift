@@ -378,4 +378,21 @@ import Glibc
         let mime = started.log.split(separator: "\n").first { $0.contains("MIME database:") }
         #expect(mime?.contains("without the user's directory") == true && mime?.contains("warning") == true, "\(started.log)")
     }
+
+    // Item 10: "delivered since start" counts what `open` delivered, as "delivered today" does.
+    @Test func deliveredSinceStartCountsOpenedDocuments() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let file = harness.root + "/opened.pdb"
+        try Data(DeliveryIntegrationTests.pdb).write(to: URL(fileURLWithPath: file))
+        let opened = try CtlProcess.run(["open", "--socket", harness.socket, file])
+        #expect(opened.status == 0, "\(opened.error)")
+        let url = try CtlProcess.run(["open", "--socket", harness.socket, "todolist://www.acme.com"])
+        #expect(url.status == 0, "\(url.error)")
+        let status = try CtlProcess.run(["status", "--json", "--socket", harness.socket])
+        let report = try #require((try? JSONSerialization.jsonObject(with: Data(status.output.utf8))) as? [String: Any], "\(status.output)")
+        #expect(report["deliveredSinceStart"] as? Int == 2, "\(report)")
+        #expect(report["deliveredToday"] as? Int == 2, "\(report)")
+    }
 }
