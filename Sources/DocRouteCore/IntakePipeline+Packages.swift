@@ -31,6 +31,8 @@ extension IntakePipeline {
             ])
         } else if folder.mailbox == nil {
             addMailbox(inbox: folder.inbox, name: name)
+        } else {
+            nestedFolderAppeared(in: folder, name: name)
         }
     }
 

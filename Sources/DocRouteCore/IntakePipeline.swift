@@ -220,8 +220,12 @@ actor IntakePipeline {
             guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where (!entry.isDirectory || isPackageFolder(entry.name)) && !InboxNames.isInProgress(entry.name) {
-            enqueue(.init(folder: folder, name: entry.name))
+        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
+            if entry.isDirectory && !isPackageFolder(entry.name) {
+                nestedFolderAppeared(in: folder, name: entry.name)
+            } else {
+                enqueue(.init(folder: folder, name: entry.name))
+            }
         }
     }
 

@@ -395,4 +395,29 @@ import Glibc
         #expect(report["deliveredSinceStart"] as? Int == 2, "\(report)")
         #expect(report["deliveredToday"] as? Int == 2, "\(report)")
     }
+
+    // Item 6: a folder inside a mailbox folder (cp -r myfolder drop/) does not wait forever: its
+    // files go to that mailbox, whether it was there at start or copied in while running.
+    @Test func filesInAFolderInsideAMailboxAreDeliveredToThatMailbox() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        let early = harness.inbox + "/Early/sub/deeper"
+        try FileManager.default.createDirectory(atPath: early, withIntermediateDirectories: true)
+        try Data(DeliveryIntegrationTests.pdb).write(to: URL(fileURLWithPath: early + "/1abc.pdb"))
+        try harness.start()
+        #expect(harness.waitFor(harness.sandbox(Self.molecules, mailbox: "Early") + "/1abc.pdb"), "\(harness.daemonLog)")
+
+        // As cp -r does it: the folders, then each file written in place.
+        let copied = harness.inbox + "/myfolder/sub"
+        try FileManager.default.createDirectory(atPath: copied, withIntermediateDirectories: true)
+        usleep(100_000)
+        try Data(DeliveryIntegrationTests.pdb).write(to: URL(fileURLWithPath: copied + "/2abc.pdb"))
+        #expect(harness.waitFor(harness.sandbox(Self.molecules, mailbox: "myfolder") + "/2abc.pdb"), "\(harness.daemonLog)")
+        #expect(harness.waitUntil { !FileManager.default.fileExists(atPath: copied + "/2abc.pdb") })
+        #expect(harness.daemonLog.contains("folder inside a mailbox folder: its files go to mailbox myfolder"), "\(harness.daemonLog)")
+        let status = try CtlProcess.run(["status", "--json", "--socket", harness.socket])
+        let report = (try? JSONSerialization.jsonObject(with: Data(status.output.utf8))) as? [String: Any]
+        let inbox = (report?["inboxes"] as? [[String: Any]])?.first
+        #expect(inbox?["waiting"] as? Int == 0, "\(status.output)")
+    }
 }
