@@ -27,5 +27,6 @@ echo "sandboxes under: $root/var/lib/docroute/containers"
 echo
 echo "in a second terminal, so docroutectl finds this daemon's configuration and socket:"
 echo "  export DOCROUTE_CONFIG=$root/docroute.toml"
-echo "  export PATH=\"${BIN_DIR:-$here/.build/debug}:\$PATH\""
+bin=$(cd "${BIN_DIR:-$here/.build/debug}" 2>/dev/null && pwd || echo "$here/.build/debug")
+echo "  export PATH=\"$bin:\$PATH\""
 echo
