@@ -370,7 +370,7 @@ actor IntakePipeline {
         do {
             try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason,
                                          origin: "\(arrival.folder.path)/\(InboxNames.display(arrival.name))")
-            activity.quarantined(inbox: arrival.folder.inbox, reason: reason)
+            activity.quarantined(inbox: arrival.folder.inbox, reason: reason, arrival: arrival)
             logger.warning("quarantined: \(reason)", metadata: [
                 "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
             ])

@@ -420,4 +420,41 @@ import Glibc
         let inbox = (report?["inboxes"] as? [[String: Any]])?.first
         #expect(inbox?["waiting"] as? Int == 0, "\(status.output)")
     }
+
+    // Item 5: progress counts each file once, from seen to settled: during a burst larger than
+    // max_queued_files (so the inbox is listed again and again), the total never exceeds the
+    // files dropped, done never exceeds the total nor what was delivered, and all arrive.
+    @Test func progressFiguresMatchABurstOfKnownSize() throws {
+        let harness = try DaemonHarness(extraConfig: "max_queued_files = 300")
+        defer { harness.remove() }
+        let stopped = 1500, running = 2500
+        for index in 0..<stopped { try Data("stopped \(index)\n".utf8).write(to: URL(fileURLWithPath: harness.inbox + "/s\(index).txt")) }
+        try harness.start()
+        let client = try LineClient(path: harness.socket)
+        defer { client.close() }
+        let dropper = Thread {
+            for index in 0..<running { _ = try? harness.drop("r\(index).txt", Array("running \(index)\n".utf8)) }
+        }
+        dropper.start()
+        var samples: [(phase: String, done: Int, total: Int, delivered: Int)] = []
+        var delivered = 0
+        let deadline = Date().addingTimeInterval(120)
+        while delivered < stopped + running, Date() < deadline {
+            try client.send(["type": "status", "id": "p"])
+            guard let reply = client.readMessage() else { break }
+            delivered = reply["deliveredSinceStart"] as? Int ?? 0
+            if let progress = reply["progress"] as? [String: Any] {
+                samples.append((progress["phase"] as? String ?? "?", progress["done"] as? Int ?? -1, progress["total"] as? Int ?? -1, delivered))
+            }
+            usleep(20_000)
+        }
+        #expect(delivered == stopped + running, "\(harness.daemonLog.suffix(2000))")
+        #expect(!samples.isEmpty, "no progress was reported during a burst of \(stopped + running) files")
+        for sample in samples {
+            #expect(sample.total <= stopped + running, "counted more files than were dropped: \(sample)")
+            #expect(sample.done >= 0 && sample.done <= sample.total, "\(sample)")
+            // Settled files are delivered ones here (nothing is quarantined); one batch may be in between.
+            #expect(sample.done <= sample.delivered + 256, "done ahead of what was delivered: \(sample)")
+        }
+    }
 }
