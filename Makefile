@@ -51,6 +51,8 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
+	# generate-manual too, for the install script's man-page test (InstallScriptIntegrationTests).
+	$(SWIFT) build --product generate-manual
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
 	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
@@ -77,9 +79,12 @@ chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
 
-# Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
-install: release
-	$(SWIFT) build -c release --product generate-manual
+# Binaries with the Swift runtime linked statically (they run without a Swift toolchain installed);
+# man pages from swift-argument-parser's generate-manual tool, built beside them, plus the
+# hand-written sections in docs/man.
+install: deps
+	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product generate-manual
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 # 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
