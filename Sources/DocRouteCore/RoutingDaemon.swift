@@ -104,7 +104,16 @@ public final class RoutingDaemon: Sendable {
         await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, maxConnections: configuration.maxConnections, logger: logger)
-        try await server.start(endpoint)
+        do {
+            try await server.start(endpoint)
+        } catch {
+            let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+            throw DaemonFolder.Failure(path: configuration.socket, description: """
+                cannot listen on the socket \(configuration.socket): \(reason) (docrouted runs as uid \(getuid())); \
+                make its folder writable by docrouted's user, set another socket in the configuration, \
+                or let systemd pass it (docroute.socket)
+                """)
+        }
         self.server.withLockedValue { $0 = server }
         _ = try? notifier?.ready()
         await refreshStatus()

@@ -339,10 +339,10 @@ import Glibc
         }
         chmod(root + "/locked", 0o755)  // root's: nobody may not create in it
         for folder in ["run", "drop", "state"] { chown(root + "/" + folder, 65534, 65534) }
-        func write(state: String) throws -> String {
+        func write(state: String, socket: String = root + "/run/s.sock") throws -> String {
             let path = root + "/docroute-\(UUID().uuidString).toml"
             try """
-                socket = "\(root)/run/s.sock"
+                socket = "\(socket)"
                 state_directory = "\(state)"
                 handlers_directory = "\(root)/handlers.d"
 
@@ -364,6 +364,13 @@ import Glibc
                 "\(refused.log)")
         #expect(refused.log.contains("docrouted --check"), "\(refused.log)")
         #expect(!refused.log.contains("NSCocoaErrorDomain") && !refused.log.contains("Code=513"), "\(refused.log)")
+
+        let unbound = try startAsNobody(try write(state: root + "/state", socket: root + "/locked/s.sock"), log: root + "/unbound.log", until: false)
+        #expect(unbound.status != nil && unbound.status != 0, "\(unbound.log)")
+        #expect(unbound.log.contains("cannot listen on the socket \(root)/locked/s.sock: Permission denied (docrouted runs as uid 65534)"), "\(unbound.log)")
+        #expect(!unbound.log.contains("bind(descriptor"), "\(unbound.log)")
+        // That run got as far as the inboxes: the next one must find this one missing again.
+        rmdir(root + "/run/new-inbox")
 
         let started = try startAsNobody(try write(state: root + "/state"), log: root + "/started.log", until: true)
         defer {
