@@ -464,4 +464,25 @@ import Glibc
             #expect(sample.done <= sample.delivered + 256, "done ahead of what was delivered: \(sample)")
         }
     }
+
+    // Item 7: a launch command that does not exist is named, with the manifest to fix, instead of
+    // Foundation's Code=260 followed by "exited without subscribing".
+    @Test func aMissingLaunchCommandIsNamedWithTheManifestToFix() throws {
+        let harness = try DaemonHarness(launchCommands: true)
+        defer { harness.remove() }
+        let manifest = harness.handlers + "/molecules.plist"
+        var text = try String(contentsOfFile: manifest, encoding: .utf8)
+        let start = try #require(text.range(of: "<key>DocRouteLaunchCommand</key>"))
+        let end = try #require(text.range(of: "</array>", range: start.upperBound..<text.endIndex))
+        text.replaceSubrange(start.lowerBound..<end.upperBound, with: "<key>DocRouteLaunchCommand</key><array><string>/nonexistent/molecules-import</string></array>")
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        try harness.start()
+        try harness.drop("1abc.pdb", DeliveryIntegrationTests.pdb)
+        #expect(harness.waitUntil(timeout: 10) { harness.daemonLog.contains("cannot launch the handler") }, "\(harness.daemonLog)")
+        let log = harness.daemonLog
+        #expect(log.contains("cannot launch the handler: /nonexistent/molecules-import does not exist; fix DocRouteLaunchCommand in \(manifest)"), "\(log)")
+        #expect(!log.contains("NSCocoaErrorDomain") && !log.contains("exited without subscribing"), "\(log)")
+        let status = try CtlProcess.run(["status", "--json", "--socket", harness.socket])
+        #expect(status.output.contains("/nonexistent/molecules-import does not exist"), "\(status.output)")
+    }
 }
