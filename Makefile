@@ -44,13 +44,15 @@ release: deps
 	$(SWIFT) build -c release
 
 run: build
-	@scripts/make-run-config.sh "$(RUN_ROOT)"
-	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --handlers "$(RUN_ROOT)/etc/handlers.d" | sed 's/^/  /'
+	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
+	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --config "$(RUN_ROOT)/docroute.toml" | sed 's/^/  /' || true
 	@echo "starting docrouted in the foreground (Ctrl-C stops it); socket $(RUN_ROOT)/run/docroute.sock"
 	PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 
 test: deps
 	$(SWIFT) build --build-tests
+	# generate-manual too, for the install script's man-page test (InstallScriptIntegrationTests).
+	$(SWIFT) build --product generate-manual
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
 	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
@@ -88,9 +90,12 @@ chaos: deps
 	DOCROUTE_FLOOD_CONNECTIONS_PER_UID=200 $(SWIFT) test --skip-build --filter aConnectionFloodLeavesRoomForARealHandler
 	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
 
-# Man pages come from swift-argument-parser's generate-manual tool, built beside the binaries.
-install: release
-	$(SWIFT) build -c release --product generate-manual
+# Binaries with the Swift runtime linked statically (they run without a Swift toolchain installed);
+# man pages from swift-argument-parser's generate-manual tool, built beside them, plus the
+# hand-written sections in docs/man.
+install: deps
+	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product generate-manual
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
 
 # 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every

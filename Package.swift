@@ -101,6 +101,9 @@ let package = Package(
             dependencies: [
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore", "DocRouteMail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // IOError's errno, to say why a connect failed.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

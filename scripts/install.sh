@@ -48,29 +48,39 @@ install -d -m 0755 "$root$prefix/bin" "$unit_dir" "$root$prefix/lib/sysusers.d" 
 install -m 0755 "$bin_dir/docrouted" "$root$prefix/bin/docrouted"
 install -m 0755 "$bin_dir/docroutectl" "$root$prefix/bin/docroutectl"
 
-# Man pages and completions come from the argument parser of the binaries just installed, so they
-# always describe them: swift-argument-parser's generate-manual reads --experimental-dump-help.
-man_dir="$root$prefix/share/man/man1"
-install -d -m 0755 "$man_dir" "$root$prefix/share/bash-completion/completions" \
+# Man pages: the options come from the argument parser of the binaries just installed (swift-argument-
+# parser's generate-manual reads --experimental-dump-help), so they always describe them; ENVIRONMENT,
+# FILES, EXIT STATUS, EXAMPLES and SEE ALSO are hand-written (docs/man/NAME.SECTION.tail) and replace
+# the generated EXIT STATUS; docroute.toml(5) is hand-written whole.
+man_root="$root$prefix/share/man"
+install -d -m 0755 "$man_root/man1" "$man_root/man5" "$man_root/man8" "$root$prefix/share/bash-completion/completions" \
     "$root$prefix/share/zsh/site-functions" "$root$prefix/share/fish/vendor_completions.d"
 if [ -x "$bin_dir/generate-manual" ]; then
     # A fixed date keeps the pages reproducible: SOURCE_DATE_EPOCH, else the last commit's.
     epoch=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
     pages=$(mktemp -d)
     trap 'rm -rf "$pages"' EXIT
-    for name in docrouted docroutectl; do
-        "$bin_dir/generate-manual" "$bin_dir/$name" --date "$(date -u -d "@$epoch" +%F)" -o "$pages"
+    for page in docrouted:8 docroutectl:1; do
+        name=${page%:*}
+        section=${page#*:}
+        "$bin_dir/generate-manual" "$bin_dir/$name" --section "$section" --date "$(date -u -d "@$epoch" +%F)" -o "$pages"
+        generated="$pages/$name.$section"
+        [ -f "$generated" ] || generated="$pages/$name.1"
         # A command whose only subcommand is the parser's own `help` has no subcommand to show.
-        if [ "$(grep -c '^\.It Em ' "$pages/$name.1")" = 1 ] && grep -q '^\.It Em help$' "$pages/$name.1"; then
-            sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$pages/$name.1"
+        if [ "$(grep -c '^\.It Em ' "$generated")" = 1 ] && grep -q '^\.It Em help$' "$generated"; then
+            sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$generated"
         fi
         # A blank line between paragraphs of a discussion is a warning to mdoc; .Pp is its paragraph break.
-        sed 's/^$/.Pp/' "$pages/$name.1" >"$man_dir/$name.1"
-        chmod 0644 "$man_dir/$name.1"
+        {
+            sed -e 's/^$/.Pp/' -e '/^\.Sh "EXIT STATUS"$/,$d' "$generated"
+            cat "$repo/docs/man/$name.$section.tail"
+        } >"$man_root/man$section/$name.$section"
+        chmod 0644 "$man_root/man$section/$name.$section"
     done
 else
-    echo "warning: $bin_dir/generate-manual is missing (swift build -c release --product generate-manual); no man pages installed" >&2
+    echo "warning: $bin_dir/generate-manual is missing (swift build -c release --product generate-manual); no man pages for the commands installed" >&2
 fi
+install -m 0644 "$repo/docs/man/docroute.toml.5" "$man_root/man5/docroute.toml.5"
 for name in docrouted docroutectl; do
     "$bin_dir/$name" --generate-completion-script bash >"$root$prefix/share/bash-completion/completions/$name"
     "$bin_dir/$name" --generate-completion-script zsh >"$root$prefix/share/zsh/site-functions/_$name"
@@ -79,9 +89,10 @@ for name in docrouted docroutectl; do
         "$root$prefix/share/fish/vendor_completions.d/$name.fish"
 done
 
-# The units name /usr/bin; a different prefix must be what they run.
+# The units name /usr/bin and /usr/share/doc; a different prefix must be what they run and point to.
 for unit in docroute.service docroute.socket docroute-handler@.service; do
-    sed "s|/usr/bin/docroute|$prefix/bin/docroute|g" "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
+    sed -e "s|/usr/bin/docroute|$prefix/bin/docroute|g" -e "s|file:///usr/share/doc/docroute/|file://$prefix/share/doc/docroute/|g" \
+        "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
     chmod 0644 "$unit_dir/$unit.tmp"
     mv "$unit_dir/$unit.tmp" "$unit_dir/$unit"
 done
@@ -109,7 +120,7 @@ for doc in README.md PROTOCOL.md docs/PROTOCOL.md; do
     fi
 done
 
-echo "installed: $prefix/bin/{docrouted,docroutectl}, man pages, shell completions,"
+echo "installed: $prefix/bin/{docrouted,docroutectl}, man pages (docrouted.8, docroutectl.1, docroute.toml.5), shell completions,"
 echo "           units in $prefix/lib/systemd/system, sysusers.d, tmpfiles.d, catalog, /etc/docroute"
 if [ -z "$destdir" ] || [ "$destdir" = / ]; then
     cat <<EOF

@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
 # Writes ROOT/docroute.toml: the shipped configuration with every path moved under ROOT,
-# and installs the sample handlers, so `make run` needs no root-owned folders.
+# and installs the sample handlers, so `make run` needs no root-owned folders. An existing
+# ROOT/docroute.toml is the user's: it is kept (remove it to get the shipped one again).
 set -euo pipefail
 root=${1:?usage: make-run-config.sh ROOT}
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$root/etc/handlers.d" "$root/var/lib/docroute" "$root/spool/drop" "$root/spool/mail" "$root/run"
-cp "$here"/config/handlers/*.plist "$root/etc/handlers.d/"
-sed -e "s#\"/run/docroute/#\"$root/run/#" \
-    -e "s#\"/var/lib/docroute#\"$root/var/lib/docroute#" \
-    -e "s#\"/etc/docroute/handlers.d#\"$root/etc/handlers.d#" \
-    -e "s#\"/var/spool/docroute/drop#\"$root/spool/drop#" \
-    -e "s#\"/var/spool/docroute/mail#\"$root/spool/mail#" \
-    "$here/config/docroute.toml" > "$root/docroute.toml"
-echo "configuration: $root/docroute.toml"
+for plist in "$here"/config/handlers/*.plist; do
+  # A sample the user edited stays as they left it.
+  [ -e "$root/etc/handlers.d/$(basename "$plist")" ] || cp "$plist" "$root/etc/handlers.d/"
+done
+if [ -e "$root/docroute.toml" ]; then
+  echo "configuration: $root/docroute.toml (kept as it is; remove it to get the shipped one again)"
+else
+  sed -e "s#\"/run/docroute/#\"$root/run/#" \
+      -e "s#\"/var/lib/docroute#\"$root/var/lib/docroute#" \
+      -e "s#\"/etc/docroute/handlers.d#\"$root/etc/handlers.d#" \
+      -e "s#\"/var/spool/docroute/drop#\"$root/spool/drop#" \
+      -e "s#\"/var/spool/docroute/mail#\"$root/spool/mail#" \
+      "$here/config/docroute.toml" > "$root/docroute.toml"
+  echo "configuration: $root/docroute.toml (written from config/docroute.toml)"
+fi
 echo "drop files into: $root/spool/drop   (or $root/spool/drop/<mailbox>/)"
 echo "mail (Maildir) into: $root/spool/mail/new   (or $root/spool/mail/.<Folder>/new)"
 echo "sandboxes under: $root/var/lib/docroute/containers"
+echo
+echo "in a second terminal, so docroutectl finds this daemon's configuration and socket:"
+echo "  export DOCROUTE_CONFIG=$root/docroute.toml"
+bin=$(cd "${BIN_DIR:-$here/.build/debug}" 2>/dev/null && pwd || echo "$here/.build/debug")
+echo "  export PATH=\"$bin:\$PATH\""
+echo

@@ -33,6 +33,11 @@ public final class DaemonActivity: Sendable {
         var lastError: [String: (message: String, at: Date)] = [:]
         /// The files waiting now, from the first one seen after the queue was empty.
         var intake: ProgressTracker<ContinuousClock.Instant>?
+        /// The files counted in `intake` (by identity: folder and name), so a file queued again
+        /// (a retry, the inbox listed again while its copy commits) is counted once, and the
+        /// files among them settled: progress goes from seen to settled, each file once.
+        var intakeSeen: Set<Int> = []
+        var intakeSettled: Set<Int> = []
         /// Each handler's backlog since it subscribed, while it lasts.
         var drains: [String: ProgressTracker<ContinuousClock.Instant>] = [:]
         /// Events sent and not yet acknowledged: handler and when it was sent.
@@ -73,7 +78,7 @@ public final class DaemonActivity: Sendable {
             state.firstSeen[arrival] = now
             state.waiting[arrival.folder.inbox, default: 0] += 1
             if state.intake == nil { state.intake = ProgressTracker(phase: "intake", at: now) }
-            state.intake?.add()
+            if state.intakeSeen.insert(arrival.hashValue).inserted { state.intake?.add() }
             return state.waiting.values.reduce(0, +)
         }
         guard let waiting else { return }
@@ -83,18 +88,24 @@ public final class DaemonActivity: Sendable {
 
     /// Files taken off the queue are settled: delivered, quarantined or gone. A file set aside
     /// to be tried again is not settled: it still waits in its inbox (the caller leaves it out).
+    /// Progress counts a file done only when it is delivered or quarantined (``record(_:)``,
+    /// ``quarantined(inbox:reason:arrival:)``): a copy found delivered by an earlier batch, or
+    /// gone, is not a second file.
     func settled(_ arrivals: [ArrivalQueue.Arrival]) {
         guard !arrivals.isEmpty else { return }
         let now = ContinuousClock.now
         let waiting = state.withLockedValue { state -> Int in
-            var count = 0
             for arrival in arrivals where state.firstSeen.removeValue(forKey: arrival) != nil {
                 state.waiting[arrival.folder.inbox] = max(0, (state.waiting[arrival.folder.inbox] ?? 0) - 1)
-                count += 1
+                // A mail message is done once read (its attachments are counted as deliveries).
+                if arrival.folder.role == .maildirNew { Self.progressDone(arrival, in: &state, at: now) }
             }
-            state.intake?.finish(count, at: now)
             let waiting = state.waiting.values.reduce(0, +)
-            if waiting == 0 { state.intake = nil }
+            if waiting == 0 {
+                state.intake = nil
+                state.intakeSeen = []
+                state.intakeSettled = []
+            }
             return waiting
         }
         metrics.intakeWaiting(waiting)
@@ -136,6 +147,7 @@ public final class DaemonActivity: Sendable {
                 switch outcome {
                 case .committed(_, _, _, let bytes):
                     state.tally.committed(handler, at: date)
+                    if let arrival { Self.progressDone(arrival, in: &state, at: now) }
                     let seen = arrival.flatMap { state.firstSeen[$0] }
                     reports.append((handler, .delivered, bytes, seen.map { $0.duration(to: now) }))
                 case .alreadyDelivered:
@@ -160,9 +172,19 @@ public final class DaemonActivity: Sendable {
         textfile?.changed()
     }
 
+    /// One file of the intake's progress is done, once however often it was queued.
+    private static func progressDone(_ arrival: ArrivalQueue.Arrival, in state: inout State, at now: ContinuousClock.Instant) {
+        let key = arrival.hashValue
+        if state.intakeSeen.contains(key) && state.intakeSettled.insert(key).inserted { state.intake?.finish(1, at: now) }
+    }
+
     /// A file from inbox `inbox` went to quarantine.
-    func quarantined(inbox: Int, reason: String) {
-        state.withLockedValue { $0.quarantined[inbox, default: 0] += 1 }
+    func quarantined(inbox: Int, reason: String, arrival: ArrivalQueue.Arrival? = nil) {
+        let now = ContinuousClock.now
+        state.withLockedValue { state in
+            state.quarantined[inbox, default: 0] += 1
+            if let arrival { Self.progressDone(arrival, in: &state, at: now) }
+        }
         metrics.quarantine(reason: DeliveryMetrics.quarantineReason(for: reason))
         textfile?.changed()
     }

@@ -96,7 +96,38 @@ public final class DeliveryMetrics: Sendable {
 
     /// The Prometheus text exposition of every instrument.
     public func render() -> [UInt8] {
-        registry.emitToBuffer()
+        Self.addingHelp(to: registry.emitToBuffer())
+    }
+
+    /// What each family measures, for its `# HELP` line (node-exporter and Prometheus show it).
+    static let help: [String: String] = [
+        Name.deliveries: "Deliveries into handlers' sandboxes by handler and outcome (delivered, already_delivered, retrying, failed).",
+        Name.deliveredBytes: "Bytes copied into handlers' sandboxes, by handler.",
+        Name.acknowledgements: "Handlers' answers to events, by handler and outcome (handled, declined).",
+        Name.quarantined: "Files set aside in the quarantine, by reason.",
+        Name.rescans: "Inbox listings, by reason (startup, overflow, inbox_recreated, backlog).",
+        Name.intakeWaiting: "Files seen in the inboxes and not yet settled.",
+        Name.unacknowledged: "Events sent to a handler and not yet acknowledged, by handler.",
+        Name.deliveryLatency: "Seconds from first seen in an inbox until durable in the sandbox and the ledger.",
+        Name.acknowledgementLatency: "Seconds from an event sent until the handler acknowledged it, by handler.",
+    ]
+
+    /// Puts a `# HELP name text` line before each family's `# TYPE` line (swift-prometheus writes
+    /// only the TYPE).
+    static func addingHelp(to text: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count + 1024)
+        for line in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            if line.starts(with: Array("# TYPE ".utf8)) {
+                let name = String(decoding: line.dropFirst(7).prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
+                if let help = help[name] { output += Array("# HELP \(name) \(help)\n".utf8) }
+            }
+            output += line
+            output.append(UInt8(ascii: "\n"))
+        }
+        // split kept the text's last newline as an empty last line: drop the extra one.
+        if text.last == UInt8(ascii: "\n") || text.isEmpty { output.removeLast() }
+        return output
     }
 
     // MARK: Events

@@ -81,7 +81,7 @@ public protocol DeliveryBackend: DeliveryStore {
     /// Records a custom-scheme URL for a handler, committed at once.
     func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64)
     /// Moves a source that cannot be delivered into the quarantine folder with a `.reason` file.
-    func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws
+    func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws
     /// The part paths of message `messageID` already delivered into `mailbox` (committed or later).
     func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String>
     /// Returns once the work already handed to the backend (a batch's source removals) is done:

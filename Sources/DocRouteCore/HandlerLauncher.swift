@@ -56,9 +56,14 @@ public actor HandlerLauncher {
             running[key] = Launch(process: process)
             logger.info("handler launched", metadata: ["bundle-id": "\(bundle)", "pid": "\(process.processIdentifier)", "message-id": "handler-launched"])
         } catch {
-            logger.error("handler could not be launched: \(error)", metadata: ["bundle-id": "\(bundle)", "command": "\(command.joined(separator: " "))"])
-            activity?.failed(bundle, "could not be launched (\(command.joined(separator: " "))): \(error)")
-            backOff(key)
+            // Foundation's error (NSCocoaErrorDomain Code=260) names neither the file nor the fix.
+            let program = arguments[0]
+            let reason = access(program, F_OK) != 0 ? "\(program) does not exist"
+                : access(program, X_OK) != 0 ? "\(program) is not executable" : "\(program) cannot be started (\(error))"
+            let message = "cannot launch the handler: \(reason); fix DocRouteLaunchCommand in \(handler.manifest.file)"
+            logger.error("\(message)", metadata: ["bundle-id": "\(bundle)", "command": "\(command.joined(separator: " "))"])
+            activity?.failed(bundle, message)
+            backOff(key, after: "could not be launched")
         }
     }
 
@@ -82,16 +87,16 @@ public actor HandlerLauncher {
         logger.info("handler exited", metadata: ["bundle-id": "\(bundleIdentifier)", "status": "\(status)"])
         if !subscribed {
             activity?.failed(bundleIdentifier, "launched, but exited with status \(status) without subscribing")
-            backOff(key)
+            backOff(key, after: "exited without subscribing")
         }
     }
 
-    func backOff(_ key: String) {
+    func backOff(_ key: String, after what: String) {
         let count = (failures[key] ?? 0) + 1
         failures[key] = count
         let seconds = min(300, 1 << min(count - 1, 9))
         notBefore[key] = clock.now + .seconds(seconds)
-        logger.warning("handler exited without subscribing; next launch in \(seconds) s at the earliest", metadata: ["bundle-id": "\(key)"])
+        logger.warning("handler \(what); next launch in \(seconds) s at the earliest", metadata: ["bundle-id": "\(key)"])
     }
 
     /// The owner a handler's copies get: its own user, when that is not docrouted's and docrouted

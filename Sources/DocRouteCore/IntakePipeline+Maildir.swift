@@ -22,7 +22,7 @@ extension IntakePipeline {
         let inbox = configuration.inboxes[index]
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path, role: .maildirRoot)
         do {
-            try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
+            try prepareInbox(inbox)
             for leaf in [MaildirLayout.newFolder, MaildirLayout.curFolder, MaildirLayout.tmpFolder] {
                 // Group-writable whatever the service's umask: the delivery agent is a group member.
                 if mkdir(inbox.path + "/" + leaf, 0o770) == 0 { chmod(inbox.path + "/" + leaf, 0o770) }

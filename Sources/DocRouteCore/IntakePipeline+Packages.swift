@@ -31,6 +31,8 @@ extension IntakePipeline {
             ])
         } else if folder.mailbox == nil {
             addMailbox(inbox: folder.inbox, name: name)
+        } else {
+            nestedFolderAppeared(in: folder, name: name)
         }
     }
 
@@ -60,7 +62,7 @@ extension IntakePipeline {
         guard let handler = snapshot.selector.chooseHandler(contentType: classification.contentType, innerContentType: classification.innerContentType) else {
             let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
             return await quarantine(arrival, folder: folderFD, mailbox: mailbox,
-                                    reason: "no handler claims the package \(classification.contentType) (conforms to \(parents)); install one or set a default")
+                                    reason: Self.noHandlerReason(classification.contentType, parents: parents, package: true))
         }
         let owner = HandlerLauncher.copyOwner(for: handler.manifest.user)
         let request = DeliveryBatch.PackageRequest(

@@ -164,7 +164,7 @@ actor IntakePipeline {
         let inbox = configuration.inboxes[index]
         if inbox.kind == .maildir { return watchMaildir(index) }
         do {
-            try FileManager.default.createDirectory(atPath: inbox.path, withIntermediateDirectories: true)
+            try prepareInbox(inbox)
             let folder = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
             try watcher.watch(folder)
             guard openFolder(folder.path) != nil else { return }
@@ -173,6 +173,20 @@ actor IntakePipeline {
             return
         }
         scanInbox(index)
+    }
+
+    /// Creates a missing inbox, saying so, and says loudly when docrouted cannot write it: every
+    /// file would then be delivered and left behind (its source cannot be removed), again after
+    /// each restart.
+    func prepareInbox(_ inbox: InboxConfiguration) throws {
+        if try DaemonFolder.create(inbox.path, what: "inbox") {
+            logger.notice("inbox did not exist; created it", metadata: ["path": "\(inbox.path)"])
+        }
+        if !DaemonFolder.isWritable(inbox.path) {
+            logger.critical("inbox is not writable by docrouted (uid \(getuid())): files found there cannot be taken; give the folder to docrouted's user or its group with write permission",
+                            metadata: ["path": "\(inbox.path)"])
+            throw DaemonFolder.Failure(path: inbox.path, description: "the inbox \(inbox.path) is not writable by uid \(getuid())")
+        }
     }
 
     func scanInbox(_ index: Int) {
@@ -211,8 +225,12 @@ actor IntakePipeline {
             guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
         guard let fd = folders[path] ?? openFolder(path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where (!entry.isDirectory || isPackageFolder(entry.name)) && !InboxNames.isInProgress(entry.name) {
-            enqueue(.init(folder: folder, name: entry.name))
+        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
+            if entry.isDirectory && !isPackageFolder(entry.name) {
+                nestedFolderAppeared(in: folder, name: entry.name)
+            } else {
+                enqueue(.init(folder: folder, name: entry.name))
+            }
         }
     }
 
@@ -294,7 +312,7 @@ actor IntakePipeline {
                     close(file.descriptor)
                     let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
                     await quarantine(arrival, folder: folderFD, mailbox: mailbox,
-                                     reason: "no handler claims \(classification.contentType) (conforms to \(parents)); install one or set a default")
+                                     reason: Self.noHandlerReason(classification.contentType, parents: parents))
                     continue
                 }
                 let container = handler.manifest.container ?? configuration.containersDirectory + "/" + handler.bundleIdentifier
@@ -355,8 +373,9 @@ actor IntakePipeline {
 
     func quarantine(_ arrival: ArrivalQueue.Arrival, folder: Int32, mailbox: String, reason: String) async {
         do {
-            try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason)
-            activity.quarantined(inbox: arrival.folder.inbox, reason: reason)
+            try await backend.quarantine(name: arrival.name, in: folder, mailbox: mailbox, reason: reason,
+                                         origin: "\(arrival.folder.path)/\(InboxNames.display(arrival.name))")
+            activity.quarantined(inbox: arrival.folder.inbox, reason: reason, arrival: arrival)
             logger.warning("quarantined: \(reason)", metadata: [
                 "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
             ])
@@ -373,6 +392,20 @@ actor IntakePipeline {
 
     /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
     /// for ``quietPeriod``. It counts as waiting meanwhile.
+
+    /// Counts a document committed for an `open` request: "delivered since start" counts every
+    /// committed delivery, as "delivered today" does, not only the inboxes'.
+    func countOpened() {
+        deliveredCount += 1
+    }
+
+    /// The reason for a file nobody claims. A default cannot help (it only picks among handlers
+    /// that claim the type), so the advice is a handler, then a release.
+    static func noHandlerReason(_ contentType: String, parents: String, package: Bool = false) -> String {
+        "no handler claims \(package ? "the package " : "")\(contentType) (conforms to \(parents)); install a handler whose Info.plist claims "
+            + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this file's path"
+    }
+
     func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {
         let count = (attempts[arrival] ?? 0) + 1
         attempts[arrival] = count

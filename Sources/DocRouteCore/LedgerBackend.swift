@@ -54,7 +54,7 @@ public final class LedgerBackend: DeliveryBackend {
 
     /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
     /// are below it (they must pass through it to reach their own).
-    static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> mode_t {
+    public static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> mode_t {
         configuration.containersDirectory.hasPrefix(configuration.stateDirectory + "/") ? 0o711 : 0o700
     }
 
@@ -214,11 +214,11 @@ public final class LedgerBackend: DeliveryBackend {
         return (record.deliveryID.uuidString.lowercased(), record.sequence)
     }
 
-    public func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String) async throws {
+    public func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
         let quarantine = quarantineFolder
         let directory = configuration.quarantineDirectory
         try await blocking {
-            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, quarantine: quarantine)
+            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, origin: origin, quarantine: quarantine)
         }
     }
 

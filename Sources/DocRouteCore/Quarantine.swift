@@ -53,6 +53,7 @@ public struct Quarantine: Sendable {
         extensionChain: String = "",
         contentType: String?,
         reason: String,
+        origin: String? = nil,
         at date: Date = Date()
     ) throws -> FilePath {
         let folder = try openMailbox(SandboxName.sanitizedComponent(mailbox))
@@ -103,7 +104,7 @@ public struct Quarantine: Sendable {
         }
         let finalPath = folder.path(of: finalName)
         do {
-            try writeReason(for: finalName, in: folder, reason: reason, contentType: contentType, date: date)
+            try writeReason(for: finalName, in: folder, reason: reason, contentType: contentType, origin: origin, date: date)
         } catch {
             // The file is safe in quarantine; only its explanation is missing.
             logger.error("quarantined a file but could not write its reason", metadata: ["file": "\(finalPath.string)", "error": "\(error)"])
@@ -114,17 +115,21 @@ public struct Quarantine: Sendable {
             try SystemCall.unlink(sourceName, in: sourceDirectory, describing: sourcePath.string)
         }
         try SystemCall.fsync(sourceDirectory, describing: sourcePath.removingLastComponent().string)
-        logger.notice("quarantined", metadata: [
+        // The intake logs the quarantine for the operator (once, with its MESSAGE_ID); this is detail.
+        logger.debug("quarantined", metadata: [
             "source": "\(sourcePath.string)", "file": "\(finalPath.string)", "reason": "\(reason)",
             "contentType": "\(contentType ?? "unknown")",
         ])
         return finalPath
     }
 
-    /// The line written to a reason file.
-    public static func reasonLine(reason: String, contentType: String?, date: Date) -> String {
+    /// What is written to a reason file: the reason on one line, then `from PATH` (where the file
+    /// was found, so `docroutectl quarantine release` knows the inbox to put it back in).
+    public static func reasonLine(reason: String, contentType: String?, date: Date, origin: String? = nil) -> String {
         let oneLine = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return "\(oneLine) (content type \(contentType ?? "unknown"), quarantined \(date.formatted(.iso8601)))\n"
+        var text = "\(oneLine) (content type \(contentType ?? "unknown"), quarantined \(date.formatted(.iso8601)))\n"
+        if let origin { text += "from \(origin.split(whereSeparator: \.isNewline).joined(separator: " "))\n" }
+        return text
     }
 
     /// Removes leftover temporaries (from a crash during a copy) in the quarantine's folders.
@@ -184,8 +189,8 @@ public struct Quarantine: Sendable {
         }
     }
 
-    private func writeReason(for finalName: String, in folder: SandboxWriter.Folder, reason: String, contentType: String?, date: Date) throws {
-        let line = Self.reasonLine(reason: reason, contentType: contentType, date: date)
+    private func writeReason(for finalName: String, in folder: SandboxWriter.Folder, reason: String, contentType: String?, origin: String?, date: Date) throws {
+        let line = Self.reasonLine(reason: reason, contentType: contentType, date: date, origin: origin)
         let temporaryName = SandboxWriter.temporaryPrefix + SandboxWriter.hex((0..<8).map { _ in UInt8.random(in: 0...255) }) + SandboxWriter.temporarySuffix
         let temporaryComponent = FilePath.Component(temporaryName)!
         let temporaryPath = folder.path(of: temporaryName).string

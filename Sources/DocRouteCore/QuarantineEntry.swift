@@ -8,7 +8,7 @@ import Glibc
 /// cross file systems), anything else (a link, a FIFO, a device) by renaming the entry itself,
 /// which never follows or opens it.
 enum QuarantineEntry {
-    static func move(name: [UInt8], in folder: Int32, to directory: String, mailbox: String, reason: String, quarantine: Quarantine) throws {
+    static func move(name: [UInt8], in folder: Int32, to directory: String, mailbox: String, reason: String, origin: String?, quarantine: Quarantine) throws {
         let cName = name.map { CChar(bitPattern: $0) } + [0]
         let fd = openat(folder, cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         if fd >= 0 {
@@ -23,7 +23,7 @@ enum QuarantineEntry {
                     source: FileDescriptor(rawValue: fd), sourceStatus: status, sourcePath: FilePath(InboxNames.display(name)),
                     sourceDirectory: FileDescriptor(rawValue: folder),
                     sourceName: LedgerBackend.component(name),
-                    mailbox: mailbox, contentType: nil, reason: reason)
+                    mailbox: mailbox, contentType: nil, reason: reason, origin: origin)
                 return
             }
         }
@@ -55,7 +55,7 @@ enum QuarantineEntry {
             unlinkat(folder, cName, 0)
             moved = false
         }
-        let line = Quarantine.reasonLine(reason: moved ? reason : reason + " (removed: it could not be moved across file systems)", contentType: nil, date: Date())
+        let line = Quarantine.reasonLine(reason: moved ? reason : reason + " (removed: it could not be moved across file systems)", contentType: nil, date: Date(), origin: origin)
         let reasonFD = open(destination + ".reason", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
         if reasonFD >= 0 {
             let bytes = Array(line.utf8)

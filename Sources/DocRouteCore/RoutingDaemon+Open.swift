@@ -103,6 +103,7 @@ extension RoutingDaemon {
         activity.delivered([delivery], outcome.map { [$0] } ?? [])
         switch outcome {
         case .committed(let deliveryID, _, _, _):
+            await intake.countOpened()
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
             await dispatcher.committed(bundleIdentifier: handler.bundleIdentifier)
         case .failed(let message, _):
@@ -133,6 +134,7 @@ extension RoutingDaemon {
         do {
             let (deliveryID, _) = try await backend.recordURL(url, bundleIdentifier: bundle, sourceApplication: nil)
             activity.committedURL(bundle)
+            await intake.countOpened()
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
             await dispatcher.committed(bundleIdentifier: bundle)
         } catch {

@@ -81,6 +81,13 @@ extension RoutingDaemon: RequestResponder {
         extra["deliveredSinceStart"] = .integer(Int64(await intake.deliveredCount))
         extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
         extra["daemon"] = .string(Self.version)
+        // What `docroutectl default set` waits for: the defaults the daemon routes with now.
+        let defaults = routing.withLockedValue { $0.defaults }
+        extra["adminDefaults"] = .object([
+            "types": .object(defaults.types.mapValues { .string($0) }),
+            "schemes": .object(defaults.schemes.mapValues { .string($0) }),
+        ])
+        extra["quarantineDirectory"] = .string(configuration.quarantineDirectory)
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
     }
 

@@ -20,6 +20,8 @@ public final class RoutingDaemon: Sendable {
         var registry: HandlerRegistry
         var selector: HandlerSelector
         var engine: TypeEngine
+        /// The administrator's defaults in effect (also in `selector`), for `status`.
+        var defaults: AdminDefaults
     }
 
     public let configuration: DaemonConfiguration
@@ -28,6 +30,8 @@ public final class RoutingDaemon: Sendable {
     let notifier: SystemdNotifier?
     let group: MultiThreadedEventLoopGroup
     let mimeDatabase: MIMEDatabase
+    /// Which MIME database, and why (``MIMEDatabaseChoice``).
+    let mimeExplanation: String
     let routing: NIOLockedValueBox<Routing>
     let intake: IntakePipeline
     public let dispatcher: HandlerDispatcher
@@ -53,12 +57,20 @@ public final class RoutingDaemon: Sendable {
         self.notifier = notifier
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        self.mimeDatabase = MIMEDatabase.loadSystemOrBuiltin()
+        let mime = MIMEDatabaseChoice(environment: ProcessInfo.processInfo.environment)
+        self.mimeDatabase = mime.database
+        self.mimeExplanation = mime.explanation
+        // Content typing that differs from GIO's must not go unnoticed.
+        if mime.isDegraded {
+            logger.warning("MIME database: \(mime.explanation)")
+        } else {
+            logger.info("MIME database: \(mime.explanation)")
+        }
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = (try? AdminDefaultsStore(stateDirectory: configuration.stateDirectory).load()) ?? AdminDefaults()
+        let defaults = Self.loadDefaults(configuration, logger: logger)
         self.routing = NIOLockedValueBox(Routing(
             registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
-            engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase)))
+            engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults))
         self.administrators = NIOLockedValueBox(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
         self.handlerUIDs = NIOLockedValueBox(Self.uids(of: registry))
         let activity = DaemonActivity(configuration: configuration, logger: logger)
@@ -80,23 +92,41 @@ public final class RoutingDaemon: Sendable {
     /// `descriptorEndpoint` is the descriptor socket (systemd's second socket); nil binds it
     /// beside the main socket (``DescriptorSocketServer/path(besides:)``).
     public func start(listeningOn endpoint: SocketServer.Endpoint, descriptorEndpoint: SocketServer.Endpoint? = nil) async throws {
-        for directory in [configuration.stateDirectory, configuration.containersDirectory, configuration.quarantineDirectory] {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (directory, key) in [(configuration.stateDirectory, "state_directory"), (configuration.containersDirectory, "containers_directory"),
+                                 (configuration.quarantineDirectory, "quarantine_directory")] {
+            if try DaemonFolder.create(directory, what: key) {
+                logger.notice("created the \(key) \(directory)")
+            }
         }
         try await backend.recover()
         activity.seed(await backend.ledgerStatistics())
         try await watcher.start(on: group)
         try await manifestWatcher.start(on: group)
         do {
-            try manifestWatcher.watch(WatchedFolder(inbox: -1, mailbox: nil, path: configuration.handlersDirectory))
+            try manifestWatcher.watch(WatchedFolder(inbox: Self.handlersFolderTag, mailbox: nil, path: configuration.handlersDirectory))
         } catch {
             logger.warning("handler manifests will be reloaded on SIGHUP only: \(error)")
+        }
+        // `docroutectl default set` replaces defaults.json by a rename: the daemon takes it at once.
+        do {
+            try manifestWatcher.watch(WatchedFolder(inbox: Self.stateFolderTag, mailbox: nil, path: configuration.stateDirectory))
+        } catch {
+            logger.warning("the administrator's defaults will be reloaded on SIGHUP only: \(error)")
         }
         await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
                                   isHandlerUser: { [handlerUIDs] uid in handlerUIDs.withLockedValue { $0.contains(uid) } }, logger: logger)
-        try await server.start(endpoint)
+        do {
+            try await server.start(endpoint)
+        } catch {
+            let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+            throw DaemonFolder.Failure(path: configuration.socket, description: """
+                cannot listen on the socket \(configuration.socket): \(reason) (docrouted runs as uid \(getuid())); \
+                make its folder writable by docrouted's user, set another socket in the configuration, \
+                or let systemd pass it (docroute.socket)
+                """)
+        }
         self.server.withLockedValue { $0 = server }
         startDescriptorServer(descriptorEndpoint)
         _ = try? notifier?.ready()
@@ -113,19 +143,23 @@ public final class RoutingDaemon: Sendable {
         Set(registry.handlers.compactMap { HandlerLauncher.resolve($0.manifest.user)?.0 })
     }
 
-    /// Reloads the handlers directory and the administrator's defaults (SIGHUP).
-    public func reload() async {
+    /// Reloads the handlers directory and the administrator's defaults (SIGHUP, or a change of
+    /// either seen by the watcher; `reason` says which, for the log).
+    public func reload(reason: String = "SIGHUP") async {
         _ = try? notifier?.reloading()
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = (try? AdminDefaultsStore(stateDirectory: configuration.stateDirectory).load()) ?? AdminDefaults()
+        let defaults = Self.loadDefaults(configuration, logger: logger)
         let administrators = AdministratorGroup.resolve(configuration.adminGroup, logger: logger)
         self.administrators.withLockedValue { $0 = administrators }
         handlerUIDs.withLockedValue { $0 = Self.uids(of: registry) }
         routing.withLockedValue {
             $0 = Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
-                         engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase))
+                         engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults)
         }
-        logger.info("handlers reloaded", metadata: ["handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)"])
+        logger.info("handlers and defaults reloaded (\(reason))", metadata: [
+            "handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)",
+            "defaults": "\(defaults.types.count + defaults.schemes.count)",
+        ])
         _ = try? notifier?.ready()
         await refreshStatus()
     }
@@ -164,20 +198,75 @@ public final class RoutingDaemon: Sendable {
         try? await group.shutdownGracefully()
     }
 
-    /// Reloads when a `.plist` in the handlers directory changes. Changes arriving together (an
-    /// editor's write-and-rename, a package installing several) cause one reload, 200 ms later.
-    func reloadOnManifestChanges() async {
-        // One reload per .plist event, 200 ms after it: simple, and reloads are cheap (~17 ms for 200).
-        for await event in manifestWatcher.events {
-            let name: [UInt8]
-            switch event {
-            case .arrived(_, let entry), .created(_, let entry), .removed(_, let entry): name = entry
-            case .folderAppeared, .folderGone, .overflow: name = Array(".plist".utf8)
-            }
-            guard name.count >= 6, name.suffix(6) == Array(".plist".utf8) else { continue }
-            try? await Task.sleep(for: .milliseconds(200))
-            await reload()
+    /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.
+    static let handlersFolderTag = -1
+    static let stateFolderTag = -2
+
+    /// The administrator's defaults; none (and an error in the log) when the file cannot be read.
+    static func loadDefaults(_ configuration: DaemonConfiguration, logger: Logger) -> AdminDefaults {
+        do {
+            return try AdminDefaultsStore(stateDirectory: configuration.stateDirectory).load()
+        } catch {
+            logger.error("the administrator's defaults are not applied: \(error)")
+            return AdminDefaults()
         }
+    }
+
+    /// Reloads when a `.plist` in the handlers directory or `defaults.json` in the state
+    /// directory changes. Changes arriving together (an editor's write-and-rename, a package
+    /// installing several, a copy's create and close) cause one reload, 200 ms after the first.
+    func reloadOnManifestChanges() async {
+        // Each event bumps `requested`; the reloader sleeps 200 ms, then takes everything asked
+        // for so far in one reload, so events seen meanwhile cost nothing more.
+        let requested = NIOLockedValueBox<(count: Int, reasons: Set<String>)>((0, []))
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var done = 0
+                for await _ in wakeups {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    let (count, reasons) = requested.withLockedValue { state in
+                        defer { state.reasons = [] }
+                        return state
+                    }
+                    guard count > done else { continue }
+                    done = count
+                    await self.reload(reason: reasons.sorted().joined(separator: ", "))
+                }
+            }
+            for await event in manifestWatcher.events {
+                guard let reason = Self.reloadReason(event) else { continue }
+                requested.withLockedValue {
+                    $0.count += 1
+                    $0.reasons.insert(reason)
+                }
+                wake.yield()
+            }
+            wake.finish()
+            await group.waitForAll()
+        }
+    }
+
+    /// Why an event in the handlers folder or state directory asks for a reload; nil when it does
+    /// not (a file still being written, the ledger, anything that is not a manifest).
+    static func reloadReason(_ event: InboxWatcher.Event) -> String? {
+        let folder: WatchedFolder
+        let name: [UInt8]
+        switch event {
+        // A created file is still being written: its close or rename follows.
+        case .created: return nil
+        case .arrived(let where_, let entry), .removed(let where_, let entry), .folderAppeared(let where_, let entry, _):
+            folder = where_
+            name = entry
+        case .folderGone(let where_):
+            return where_.inbox == stateFolderTag ? nil : "handlers folder changed"
+        case .overflow:
+            return "watch overflow"
+        }
+        if folder.inbox == stateFolderTag {
+            return name == Array(AdminDefaultsStore.fileName.utf8) ? "defaults changed" : nil
+        }
+        return name.count >= 6 && name.suffix(6) == Array(".plist".utf8) ? "handler manifest changed" : nil
     }
 
     func pingWatchdog(every interval: Duration) async {

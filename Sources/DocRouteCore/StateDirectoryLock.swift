@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,17 +31,18 @@ public final class StateDirectoryLock: Sendable {
         close(descriptor)
     }
 
-    /// Creates the state directory if needed and takes the lock, or says who holds it.
-    public static func acquire(stateDirectory: String) throws(Refusal) -> StateDirectoryLock {
+    /// Creates the state directory if needed (with `mode`, whatever the umask) and takes the lock,
+    /// or says who holds it.
+    public static func acquire(stateDirectory: String, mode: mode_t = 0o700) throws(Refusal) -> StateDirectoryLock {
         do {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            try DeliveryLedger.makeDirectory(FilePath(stateDirectory), mode: mode)
         } catch {
-            throw Refusal(description: "the state directory \(stateDirectory) cannot be created: \(error)")
+            throw Refusal(description: "\(error)")
         }
         let path = stateDirectory + "/" + fileName
         var descriptor: Int32
         repeat {
-            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         } while descriptor < 0 && errno == EINTR
         guard descriptor >= 0 else {
             throw Refusal(description: "\(path) cannot be opened: \(String(cString: strerror(errno))); check the state directory's owner and mode")

@@ -15,8 +15,11 @@ public struct AdminDefaultsStore: Sendable {
 
     public let path: String
 
+    /// The file's name in the state directory.
+    public static let fileName = "defaults.json"
+
     public init(stateDirectory: String) {
-        self.path = (stateDirectory as NSString).appendingPathComponent("defaults.json")
+        self.path = (stateDirectory as NSString).appendingPathComponent(Self.fileName)
     }
 
     /// The stored defaults; none when the file does not exist yet.

@@ -6,7 +6,7 @@ import Musl
 #endif
 
 /// Picks where the daemon's logs go: the journal, structured, when systemd connected stderr to it,
-/// otherwise swift-log's plain `StreamLogHandler` on stderr.
+/// otherwise ``ConsoleLogHandler`` on stderr (the message first, then the metadata).
 ///
 /// ```swift
 /// LoggingBootstrap.choose(forceJournal: options.journal).bootstrap()
@@ -16,7 +16,7 @@ public struct LoggingBootstrap: Sendable {
     public enum Destination: Hashable, Sendable, CustomStringConvertible {
         /// Structured entries through ``JournalLogHandler``.
         case journal
-        /// Text lines through swift-log's `StreamLogHandler.standardError`.
+        /// Text lines through ``ConsoleLogHandler`` on standard error.
         case standardError
 
         /// `journal` or `stderr`.
@@ -125,9 +125,8 @@ public struct LoggingBootstrap: Sendable {
                 label: label, syslogIdentifier: syslogIdentifier, logLevel: logLevel,
                 metadataProvider: metadataProvider)
         case .standardError:
-            var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
-            handler.logLevel = logLevel
-            return handler
+            // The message before the metadata, so it can be read.
+            return ConsoleLogHandler(label: label, logLevel: logLevel, metadataProvider: metadataProvider)
         }
     }
 

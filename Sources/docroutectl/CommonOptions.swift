@@ -4,33 +4,53 @@ import DocRouteHandlers
 import DocRouteTypes
 import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Options shared by the commands that read the handlers directory.
 struct HandlerOptions: ParsableArguments {
-    @Option(name: .long, help: "The handlers directory (default: handlers_directory of --config, else /etc/docroute/handlers.d).")
+    @Option(name: .long, help: "The handlers directory (default: handlers_directory of the configuration).")
     var handlers: String?
 
-    @Option(name: .long, help: "docrouted's configuration file, for its directories.")
-    var config: String?
+    @OptionGroup var configurationOptions: ConfigurationOptions
 
-    @Option(name: .long, help: "The state directory holding the administrator's defaults (default: state_directory of --config).")
+    @Option(name: .long, help: "The state directory holding the administrator's defaults (default: state_directory of the configuration).")
     var stateDirectory: String?
 
-    func configuration() throws -> DaemonConfiguration {
-        do {
-            if let config { return try DaemonConfiguration.load(path: config) }
-            return try DaemonConfiguration.embeddedDefault()
-        } catch {
-            throw ValidationError("\(error)")
+    func configuration() throws(CtlError) -> DaemonConfiguration {
+        try configurationOptions.load().configuration
+    }
+
+    /// The handlers folder, which must exist: an empty registry from a folder that is not there
+    /// would read as "no handlers" when the command simply looked in the wrong place.
+    func handlersDirectory() throws(CtlError) -> String {
+        let path: String
+        let origin: String
+        if let handlers {
+            path = handlers
+            origin = "--handlers"
+        } else {
+            let loaded = try configurationOptions.load()
+            path = loaded.configuration.handlersDirectory
+            origin = "handlers_directory of \(loaded.origin)"
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CtlError("""
+                the handlers folder \(path) (\(origin)) does not exist
+                  Point docroutectl at docrouted's configuration with --config PATH or DOCROUTE_CONFIG=PATH, \
+                or name the folder with --handlers DIR; or create it and put handler Info.plists in it.
+                """)
+        }
+        guard isDirectory.boolValue else { throw CtlError("the handlers folder \(path) (\(origin)) is not a folder") }
+        guard access(path, R_OK | X_OK) == 0 else {
+            throw CtlError("the handlers folder \(path) (\(origin)) cannot be read: \(String(cString: strerror(errno))); run as root or as a member of its group")
+        }
+        return path
     }
 
-    func handlersDirectory() throws -> String {
-        if let handlers { return handlers }
-        return try configuration().handlersDirectory
-    }
-
-    func stateDirectoryPath() throws -> String {
+    func stateDirectoryPath() throws(CtlError) -> String {
         if let stateDirectory { return stateDirectory }
         return try configuration().stateDirectory
     }
@@ -42,8 +62,15 @@ struct HandlerOptions: ParsableArguments {
         return handler
     }
 
-    func registry() throws -> HandlerRegistry {
-        HandlerDirectory(path: try handlersDirectory()).load(logger: Self.logger)
+    /// The handlers of the handlers folder. With `optional` (for `type`, which only adds the
+    /// types handlers declare), a folder that was not named with --handlers and does not exist
+    /// gives no handlers instead of an error.
+    func registry(optional: Bool = false) throws(CtlError) -> HandlerRegistry {
+        do {
+            return HandlerDirectory(path: try handlersDirectory()).load(logger: Self.logger)
+        } catch where optional && handlers == nil {
+            return HandlerRegistry(manifests: [])
+        }
     }
 
     func defaults() throws -> AdminDefaults {
@@ -51,7 +78,7 @@ struct HandlerOptions: ParsableArguments {
         do {
             return try AdminDefaultsStore(stateDirectory: path).load()
         } catch {
-            throw ValidationError("\(error)")
+            throw CtlError("cannot read the administrator's defaults: \(error)")
         }
     }
 }

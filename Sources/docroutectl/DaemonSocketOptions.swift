@@ -1,19 +1,69 @@
 import ArgumentParser
 import DocRouteClient
+import DocRouteProtocol
+import Foundation
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `--socket`, shared by the commands that talk to docrouted.
+/// `--socket` and `--config`, shared by the commands that talk to docrouted.
 struct DaemonSocketOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "docrouted's socket (default: $DOCROUTE_SOCKET, else /run/docroute/docroute.sock).",
+            "docrouted's socket (default: $DOCROUTE_SOCKET, else socket of the configuration).",
             valueName: "path"))
     var socket: String?
 
-    /// The socket to connect to.
-    var path: String { socket ?? DocRouteConnection.defaultSocketPath() }
+    @OptionGroup var configurationOptions: ConfigurationOptions
 
-    /// Connects quietly: the commands report failures themselves, on standard error.
+    /// The socket and where its path came from: `--socket`, then `$DOCROUTE_SOCKET` (what a
+    /// launched handler is given), then `socket` of the configuration.
+    func resolve() throws(CtlError) -> (path: String, origin: String) {
+        if let socket { return (socket, "--socket") }
+        if let path = ProcessInfo.processInfo.environment[WireProtocol.socketPathEnvironmentVariable], !path.isEmpty {
+            return (path, "$\(WireProtocol.socketPathEnvironmentVariable)")
+        }
+        let loaded = try configurationOptions.load()
+        return (loaded.configuration.socket, "socket of \(loaded.origin)")
+    }
+
+    /// The socket to connect to, for messages; the protocol's default when the configuration
+    /// cannot be read (``connect()`` reports that).
+    var path: String { (try? resolve().path) ?? DocRouteConnection.defaultSocketPath() }
+
+    /// Connects quietly: the commands report failures themselves, on standard error. A socket
+    /// that is not there, or that nobody listens on, is named with where its path came from
+    /// and what to do.
     func connect() async throws(DocRouteClientError) -> DocRouteConnection {
-        try await DocRouteConnection.connect(socketPath: path, logger: HandlerOptions.logger)
+        let path: String
+        let origin: String
+        do {
+            (path, origin) = try resolve()
+        } catch {
+            throw DocRouteClientError(code: .connectFailed, message: "cannot find docrouted's socket: \(error)")
+        }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let reason = errno == ENOENT ? "does not exist" : "cannot be looked up (\(String(cString: strerror(errno))))"
+            throw DocRouteClientError(code: .connectFailed, message: """
+                cannot connect to docrouted: its socket \(path) (\(origin)) \(reason)
+                  Is docrouted running? Start it (systemctl start docroute.socket, or make run), or point \
+                docroutectl at its configuration with --config PATH or DOCROUTE_CONFIG=PATH, or at its socket with --socket PATH.
+                """)
+        }
+        do {
+            return try await DocRouteConnection.connect(socketPath: path, logger: HandlerOptions.logger)
+        } catch where error.code == .connectFailed {
+            let number = (error.cause as? IOError)?.errnoCode
+            let what: String
+            switch number {
+            case ECONNREFUSED: what = "nothing listens on it: docrouted is not running (a stale socket file). Start it (systemctl start docroute.socket, or make run)."
+            case EACCES, EPERM: what = "permission denied. Run as root, or as a member of docrouted's admin_group (or the handler's user for subscribe)."
+            case ENOTSOCK: what = "it is not a socket. Check socket in the configuration, or --socket."
+            default: what = number.map { String(cString: strerror($0)) + "." } ?? "\(error.message)"
+            }
+            throw DocRouteClientError(code: .connectFailed, message: "cannot connect to docrouted's socket \(path) (\(origin)): \(what)", cause: error.cause)
+        }
     }
 }

@@ -7,7 +7,7 @@ struct DocRouteCtl: AsyncParsableCommand {
         commandName: "docroutectl",
         abstract: "Inspect types and handlers, route documents, and talk to docrouted.",
         subcommands: [
-            TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self, SubscribeCommand.self, OpenCommand.self, BookmarkCommand.self, StatusCommand.self,
-            MailCommand.self,
+            TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self, QuarantineCommand.self, SubscribeCommand.self,
+            OpenCommand.self, BookmarkCommand.self, StatusCommand.self, MailCommand.self,
         ])
 }

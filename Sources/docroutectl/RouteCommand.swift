@@ -13,12 +13,28 @@ struct RouteCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Argument(help: "A file path, or a URL such as todolist://www.acme.com?Quarterly%20Report#200806231300.")
-    var input: String
+    @Argument(help: "File paths, or URLs such as todolist://www.acme.com?Quarterly%20Report#200806231300.")
+    var inputs: [String]
+
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one path or URL") }
+    }
 
     func run() throws {
         let registry = try options.registry()
         let selector = HandlerSelector(registry: registry, defaults: try options.defaults())
+        let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
+        // One JSON object for one input (as before), an array for several.
+        var objects: [[String: Any]] = []
+        for (index, input) in inputs.enumerated() {
+            if !json && index > 0 { print("") }
+            objects.append(try route(input, registry: registry, selector: selector, engine: engine))
+        }
+        if json { try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any) }
+    }
+
+    /// Routes one input; prints it unless --json, and returns its JSON object.
+    func route(_ input: String, registry: HandlerRegistry, selector: HandlerSelector, engine: TypeEngine) throws -> [String: Any] {
         var contentType: String?
         let selection: HandlerSelection
         // Every handler that could open it, as docrouted's `candidates` (Open In…) lists them;
@@ -29,7 +45,6 @@ struct RouteCommand: ParsableCommand {
             candidates = selector.openInCandidates(scheme: scheme)
         } else {
             let path = input.hasPrefix("file://") ? (URL(string: input)?.path ?? input) : input
-            let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
             let classification: TypeClassification
             switch FileTyping.type(path: path, engine: engine) {
             case .success(let typed): classification = typed
@@ -45,20 +60,19 @@ struct RouteCommand: ParsableCommand {
         // What a candidate's manifest said that was read otherwise may be why it is (or is not) chosen.
         let candidateFiles = Set(selection.candidates.compactMap { registry.handler(for: $0.bundleIdentifier)?.manifest.file })
         let warnings = registry.warnings.filter { candidateFiles.contains($0.file) }
-        if json {
-            try JSONOutput.print([
-                "input": input,
-                "contentType": JSONOutput.orNull(contentType),
-                "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
-                "candidates": candidates.map {
-                    ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
-                },
-                "reason": selection.reason,
-                "warnings": warnings.map { ["file": $0.file, "keyPath": $0.keyPath, "code": $0.code.rawValue, "message": $0.message] },
-                "failedManifests": registry.failures.map(\.file),
-            ] as [String: Any])
-        } else {
-            if let contentType { print("\(input): \(contentType)") }
+        let object: [String: Any] = [
+            "input": input,
+            "contentType": JSONOutput.orNull(contentType),
+            "bundleIdentifier": JSONOutput.orNull(selection.bundleIdentifier),
+            "candidates": candidates.map {
+                ["bundleIdentifier": $0.bundleIdentifier, "matchedType": $0.matchedType, "rank": $0.rank.rawValue, "role": $0.role.rawValue] as [String: Any]
+            },
+            "reason": selection.reason,
+            "warnings": warnings.map { ["file": $0.file, "keyPath": $0.keyPath, "code": $0.code.rawValue, "message": $0.message] },
+            "failedManifests": registry.failures.map(\.file),
+        ]
+        if !json {
+            print(contentType.map { "\(input): \($0)" } ?? "\(input):")
             print(selection.bundleIdentifier.map { "→ \($0)" } ?? "→ no handler (the file would be quarantined)")
             print("  \(selection.reason)")
             for (index, candidate) in candidates.enumerated() {
@@ -72,6 +86,7 @@ struct RouteCommand: ParsableCommand {
                 print("  \(registry.failures.count) manifest\(registry.failures.count == 1 ? "" : "s") failed to load and took no part (docroutectl handlers says why)")
             }
         }
+        return object
     }
 
     /// The scheme of `input` when it is a URL (RFC 3986 scheme followed by ':'), not a path.

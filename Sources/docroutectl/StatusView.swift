@@ -16,6 +16,10 @@ struct StatusView {
         lines += handlerTable
         lines.append("")
         lines += inboxTable
+        if let quarantine = report.extra["quarantineDirectory"]?.stringValue {
+            // Where QUARANTINED files are, and how to see them.
+            lines.append("quarantine: \(quarantine)  (docroutectl quarantine list)")
+        }
         lines.append("")
         let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
         if failures.isEmpty {

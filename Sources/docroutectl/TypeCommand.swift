@@ -38,7 +38,7 @@ struct TypeCommand: ParsableCommand {
             return
         }
         guard !paths.isEmpty else { throw ValidationError("give at least one path (or --decode dyn.…)") }
-        let registry = try options.registry()
+        let registry = try options.registry(optional: true)
         let mime = MIMEDatabase.loadSystemOrBuiltin()
         let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: mime)
         var results: [[String: Any]] = []

@@ -26,7 +26,9 @@ struct DocRouted: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Flag(help: "Check the configuration and the handlers, print what was found, and exit.")
+    @Flag(help: ArgumentHelp(
+        "Check everything docrouted would use, print what was found, and exit.",
+        discussion: "The configuration, each handler manifest, the inboxes and the folders docrouted writes (as the user running the check), the MIME database, the socket path. Exits 0 when delivery can go on, 1 when something would stop it, 2 when the configuration cannot be read."))
     var check = false
 
     @Flag(help: ArgumentHelp(
@@ -50,14 +52,13 @@ struct DocRouted: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if check {
-            print("configuration \(configuration.file) is valid: \(configuration.inboxes.count) inboxes, handlers in \(configuration.handlersDirectory)")
-            return
+            throw ExitCode(Self.check(configuration))
         }
         // One daemon per state directory, decided before anything is touched: a second one would
         // deliver every file again and take the first one's socket.
         let stateLock: StateDirectoryLock
         do {
-            stateLock = try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory)
+            stateLock = try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory, mode: LedgerBackend.stateDirectoryMode(configuration))
         } catch {
             FileHandle.standardError.write(Data("docrouted: \(error)\n".utf8))
             logger.critical("\(error)")
@@ -88,7 +89,7 @@ struct DocRouted: AsyncParsableCommand {
                     descriptorEndpoint = .descriptor(passed.fileDescriptor)
                 }
             } else {
-                try FileManager.default.createDirectory(atPath: (configuration.socket as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try DaemonFolder.create((configuration.socket as NSString).deletingLastPathComponent, what: "socket's folder")
                 // Checked before the ledger is opened: a socket another daemon serves stops this one here.
                 try SocketServer.removeStaleSocket(at: configuration.socket)
                 endpoint = .path(configuration.socket)
@@ -149,6 +150,24 @@ extension DocRouted {
         print("URL deliveries kept: \(report.urls)")
         for entry in report.unreadable { print("not readable, left out: \(entry)") }
         print("start the service again: systemctl start docroute")
+    }
+
+    /// Prints one line per finding and a summary; returns the exit status (1 when anything would
+    /// stop delivery).
+    static func check(_ configuration: DaemonConfiguration) -> Int32 {
+        print("configuration \(configuration.file): valid (\(configuration.inboxes.count) inboxes); checked as uid \(getuid())")
+        let passed = ProcessInfo.processInfo.environment["LISTEN_FDS"] != nil
+        let findings = ConfigurationCheck(configuration: configuration)
+            .run(mime: MIMEDatabaseChoice(environment: ProcessInfo.processInfo.environment), socketPassedBySystemd: passed)
+        for finding in findings { print(finding.description) }
+        let fatal = findings.filter { $0.severity == .fatal }.count
+        let warnings = findings.filter { $0.severity == .warning }.count
+        if fatal > 0 {
+            print("\(fatal) problem\(fatal == 1 ? "" : "s") would stop delivery\(warnings > 0 ? ", \(warnings) warning\(warnings == 1 ? "" : "s")" : ""); fix the FAILED lines and run docrouted --check again")
+            return 1
+        }
+        print("ready to deliver\(warnings > 0 ? " (\(warnings) warning\(warnings == 1 ? "" : "s"))" : "")")
+        return 0
     }
 }
 

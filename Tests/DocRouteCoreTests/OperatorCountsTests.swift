@@ -107,10 +107,18 @@ import Testing
         let progress = try #require(activity.progress())
         #expect(progress.phase == "scan")
         #expect(progress.total == 4 && progress.done == 0)
+        // Done when delivered or quarantined, not merely taken off the queue.
         activity.settled(Array(arrivals.prefix(3)))
-        activity.quarantined(inbox: 1, reason: "no handler claims public.data")
-        #expect(activity.inboxFields(1) == ["waiting": .integer(1), "quarantined": .integer(1)])
+        #expect(activity.progress()?.done == 0)
+        for arrival in arrivals.prefix(3) { activity.quarantined(inbox: 1, reason: "no handler claims public.data", arrival: arrival) }
+        #expect(activity.inboxFields(1) == ["waiting": .integer(1), "quarantined": .integer(3)])
         #expect(activity.progress()?.done == 3)
+        // Listed again before its source left the inbox: the same file, counted once.
+        activity.queued(arrivals[0])
+        #expect(activity.progress()?.total == 4)
+        activity.quarantined(inbox: 1, reason: "no handler claims public.data", arrival: arrivals[0])
+        #expect(activity.progress()?.done == 3)
+        activity.settled([arrivals[0]])
         activity.settled([arrivals[3]])
         #expect(activity.progress() == nil, "nothing waiting, nothing to show")
         #expect(activity.statusFields()["progress"] == nil)

@@ -355,6 +355,7 @@ final class CtlProcess: @unchecked Sendable {
         }
         var env = ProcessInfo.processInfo.environment
         env["DOCROUTE_SOCKET"] = nil
+        env["DOCROUTE_CONFIG"] = nil
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }

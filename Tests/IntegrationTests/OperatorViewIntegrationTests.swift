@@ -51,6 +51,14 @@ import Glibc
         #expect(samples[#"docroute_rescans_total{reason="overflow"}"#] == 0)
         #expect(samples["docroute_delivery_latency_seconds_count"] == 3)
         #expect(samples["docroute_intake_waiting"] == 0)
+        // Every family says what it measures (issue 17 item 10): a HELP line right before its TYPE.
+        let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let types = lines.indices.filter { lines[$0].hasPrefix("# TYPE ") }
+        #expect(!types.isEmpty)
+        for index in types {
+            let name = lines[index].split(separator: " ")[2]
+            #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) ") && lines[index - 1].count > "# HELP \(name) ".count, "\(lines[index])")
+        }
         // Replaced atomically: no temporary beside it, readable by a collector of another user.
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.root + "/" + metricsFolder) == ["docroute.prom"])
         var info = stat()

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Text log lines on standard error with the message first and the metadata after it:
+/// `2026-11-24T00:18:51+0000 warning docrouted: quarantined: no handler claims … mailbox=Inbox path=/…`.
+///
+/// swift-log's `StreamLogHandler` puts the metadata first, so with long key lists the message
+/// (what a reader looks for) ends up far to the right.
+public struct ConsoleLogHandler: LogHandler {
+    public let label: String
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+
+    public init(label: String, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+        self.label = label
+        self.logLevel = logLevel
+        self.metadataProvider = metadataProvider
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// The line for an event, without its newline: handler metadata, then the provider's, then
+    /// the call site's, later ones winning, sorted by key.
+    public func line(for event: LogEvent, at date: Date = Date()) -> String {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        var line = "\(Self.timestamp(date)) \(event.level) \(label): \(event.message)"
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+        if !event.source.isEmpty { line += " [\(event.source)]" }
+        return line
+    }
+
+    public func log(event: LogEvent) {
+        let bytes = Array((line(for: event) + "\n").utf8)
+        // One write per line, so lines from several threads never interleave.
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+
+    /// `2026-11-24T00:18:51+0000`, local time, as StreamLogHandler writes it.
+    static func timestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,91 @@
+import DocRouteCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One file in `<quarantine_directory>/<mailbox>/`, with what its `.reason` file says.
+struct QuarantinedFile {
+    var path: String
+    var mailbox: String
+    var reason: String
+    var contentType: String?
+    var quarantinedAt: Date?
+    /// Where docrouted found it (the reason file's `from` line; absent in older ones).
+    var origin: String?
+    var size: Int64
+    var isRegularFile: Bool
+
+    /// Every quarantined file under `directory`, oldest first.
+    static func all(in directory: String) throws(CtlError) -> [QuarantinedFile] {
+        var files: [QuarantinedFile] = []
+        let mailboxes: [String]
+        do {
+            mailboxes = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            guard FileManager.default.fileExists(atPath: directory) else { return [] }  // nothing quarantined yet
+            throw CtlError("cannot list the quarantine \(directory): \(String(cString: strerror(EACCES))); run as root or as docrouted's user")
+        }
+        for mailbox in mailboxes.sorted() {
+            let folder = directory + "/" + mailbox
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            for name in names.sorted() where !name.hasSuffix(Quarantine.reasonSuffix) && !SandboxWriter.isTemporaryName(name) {
+                files.append(read(folder + "/" + name, mailbox: mailbox))
+            }
+        }
+        return files.sorted { ($0.quarantinedAt ?? .distantPast) < ($1.quarantinedAt ?? .distantPast) }
+    }
+
+    /// The file at `path` and its reason.
+    static func read(_ path: String, mailbox: String) -> QuarantinedFile {
+        var info = stat()
+        let found = lstat(path, &info) == 0
+        var file = QuarantinedFile(
+            path: path, mailbox: mailbox, reason: "no .reason file beside it", contentType: nil, quarantinedAt: nil, origin: nil,
+            size: found ? Int64(info.st_size) : 0, isRegularFile: found && (info.st_mode & S_IFMT) == S_IFREG)
+        let reasonPath = path + Quarantine.reasonSuffix
+        guard let text = try? String(contentsOfFile: reasonPath, encoding: .utf8) else { return file }
+        let lines = text.split(separator: "\n").map(String.init)
+        if var first = lines.first {
+            // "<reason> (content type X, quarantined 2026-11-23T10:00:00Z)"
+            if let open = first.range(of: " (content type ", options: .backwards), first.hasSuffix(")") {
+                let inside = first[open.upperBound..<first.index(before: first.endIndex)]
+                let parts = inside.components(separatedBy: ", quarantined ")
+                if parts.count == 2 {
+                    file.contentType = parts[0] == "unknown" ? nil : parts[0]
+                    file.quarantinedAt = try? Date(parts[1], strategy: .iso8601)
+                }
+                first = String(first[..<open.lowerBound])
+            }
+            file.reason = first
+        }
+        file.origin = lines.dropFirst().first { $0.hasPrefix("from ") }.map { String($0.dropFirst(5)) }
+        if file.quarantinedAt == nil, stat(reasonPath, &info) == 0 {
+            file.quarantinedAt = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+        }
+        return file
+    }
+
+    /// The configured inbox it came from: the one whose path holds `origin`; without an origin,
+    /// the first drop-folder inbox.
+    func inbox(in configuration: DaemonConfiguration) -> InboxConfiguration? {
+        if let origin {
+            return configuration.inboxes
+                .filter { origin.hasPrefix($0.path.hasSuffix("/") ? $0.path : $0.path + "/") }
+                .max { $0.path.count < $1.path.count }
+        }
+        return configuration.inboxes.first { $0.kind == .directory }
+    }
+
+    /// "3 min", "2 h", "5 d".
+    static func age(since date: Date?, now: Date = Date()) -> String {
+        guard let date else { return "-" }
+        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        switch seconds {
+        case ..<60: return "\(seconds) s"
+        case ..<3600: return "\(seconds / 60) min"
+        case ..<86_400: return "\(seconds / 3600) h"
+        default: return "\(seconds / 86_400) d"
+        }
+    }
+}
