@@ -19,6 +19,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// Arrivals the intake keeps in memory (`max_queued_files`); more wait in their inbox and are
     /// found by listing it again once these are delivered.
     public var maxQueuedFiles: Int = 16_384
+    /// `launch_flag_directory`: launch handlers through systemd by writing `<folder>/<DocRouteUser>`
+    /// (watched by `docroute-handler@<DocRouteUser>.path`) instead of starting them; nil starts them.
+    public var launchFlagDirectory: String? = nil
     /// The file it was read from (`<embedded default>` for the built-in one).
     public var file: String
 
@@ -28,7 +31,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         state_directory = "/var/lib/docroute"
         containers_directory = "/var/lib/docroute/containers"
         handlers_directory = "/etc/docroute/handlers.d"
-        quarantine_directory = "/var/lib/docroute/quarantine"
+        quarantine_directory = "/var/spool/docroute/quarantine"
         max_file_size = 4294967296
         max_unacknowledged = 64
         max_connections = 256
@@ -68,6 +71,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     static let topLevelKeys: Set<String> = [
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
         "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
+        "launch_flag_directory",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -126,6 +130,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 throw fail(.invalidValue, "metrics_textfile", "'\(textfile)' names a folder; name the file, e.g. /var/lib/prometheus/node-exporter/docroute.prom")
             }
             configuration.metricsTextfile = textfile
+        }
+        if table["launch_flag_directory"] != nil {
+            configuration.launchFlagDirectory = try path("launch_flag_directory", in: table, default: nil)
         }
 
         if let value = table["inbox"] {

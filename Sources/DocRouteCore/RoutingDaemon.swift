@@ -54,7 +54,7 @@ public final class RoutingDaemon: Sendable {
             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase)))
         let activity = DaemonActivity(configuration: configuration, logger: logger)
         self.activity = activity
-        let launcher = HandlerLauncher(socketPath: configuration.socket, activity: activity, logger: logger)
+        let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in

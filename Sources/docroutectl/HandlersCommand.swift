@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteCore
 import DocRouteHandlers
 import DocRouteTypes
 import Foundation
@@ -7,15 +8,35 @@ struct HandlersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handlers",
         abstract: "List registered handlers with what they claim, and manifests that failed to load.",
-        discussion: "Exits 1 when any manifest failed, so scripts notice.")
+        discussion: """
+            Exits 1 when any manifest failed, so scripts notice. With --unit, prints instead the shell \
+            lines that make systemd start that handler on demand as its own user \
+            (docroute-handler@USER.service and .path): docroutectl handlers --unit ID | sh
+            """)
 
     @OptionGroup var options: HandlerOptions
 
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(name: .customLong("unit"), help: ArgumentHelp("Print the systemd set-up that launches this handler on demand.", valueName: "bundle-id"))
+    var unitBundle: String?
+
     func run() throws {
         let registry = try options.registry()
+        if let unitBundle {
+            guard let handler = registry.handler(for: unitBundle) else {
+                throw ValidationError("no handler \(unitBundle) in \(try options.handlersDirectory()); docroutectl handlers lists them")
+            }
+            let configuration: DaemonConfiguration
+            if options.config == nil, FileManager.default.fileExists(atPath: "/etc/docroute/docroute.toml") {
+                do { configuration = try DaemonConfiguration.load(path: "/etc/docroute/docroute.toml") } catch { throw ValidationError("\(error)") }
+            } else {
+                configuration = try options.configuration()
+            }
+            print(try HandlerUnitLines(handler: handler, configuration: configuration).script())
+            return
+        }
         if json {
             let handlers: [[String: Any]] = registry.handlers.map { handler in
                 [

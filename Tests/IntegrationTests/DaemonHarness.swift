@@ -82,14 +82,19 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts the daemon and waits until its socket answers. `runAs` (root only) runs it under
     /// another uid and gid through setpriv, after giving that user the temporary tree. `shell`
     /// is a command line put before it (its last word a `sh -c` script ending in `exec "$0" "$@"`).
-    func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, shell: [String]? = nil) throws {
+    /// `ambientCapabilities` (with `runAs`, e.g. `["chown", "fowner"]`) are raised in the daemon's
+    /// inheritable and ambient sets, as docroute.service's AmbientCapabilities= does.
+    func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, ambientCapabilities: [String] = [],
+               shell: [String]? = nil) throws {
         let process = Process()
         let arguments = ["--config", configPath, "--log-level", "debug"]
         if let runAs {
             try chownTree(root, uid: runAs.uid, gid: runAs.gid)
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--clear-groups", "--",
-                                 Self.binDirectory + "/docrouted"] + arguments
+            let capabilities = ambientCapabilities.map { "+" + $0 }.joined(separator: ",")
+            process.arguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--clear-groups"]
+                + (ambientCapabilities.isEmpty ? [] : ["--inh-caps=\(capabilities)", "--ambient-caps=\(capabilities)"])
+                + ["--", Self.binDirectory + "/docrouted"] + arguments
         } else if let shell {
             process.executableURL = URL(fileURLWithPath: shell[0])
             process.arguments = Array(shell.dropFirst()) + [Self.binDirectory + "/docrouted"] + arguments
