@@ -43,7 +43,7 @@ extension HandlerLauncher {
             return
         }
         logger.info("handler launch requested from systemd", metadata: [
-            "bundle-id": "\(bundle)", "unit": "docroute-handler@\(instance).service", "path": "\(flag)",
+            "bundle-id": "\(bundle)", "unit": "docroute-handler@\(instance).service", "path": "\(flag)", "message-id": "handler-launched",
         ])
         // Asked again only after a pause, unless it subscribes in between.
         backOff(key, because: "asked of systemd (docroute-handler@\(instance).path)", level: .debug)
