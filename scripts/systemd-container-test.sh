@@ -230,9 +230,10 @@ timed "release build"
 # make deb's xz (the same files; xz of 150 MB costs minutes on two cores), and kept under
 # $cache/debs-<key> so that a run with the same binaries and packaging reuses both.
 deb_key=$({
-    stat -c '%n %s %Y' "$bin_dir/docrouted" "$bin_dir/docroutectl" "$bin_dir/generate-manual"
-    cd "$repo" && cat debian/* debian/source/* scripts/install.sh scripts/build-deb.sh systemd/* config/docroute.toml README.md docs/*.md
-} 2>/dev/null | sha256sum | cut -c1-16)
+    stat -c '%n %s %Y' "$bin_dir/docrouted" "$bin_dir/docroutectl" "$bin_dir/generate-manual" || true
+    cd "$repo" && find debian scripts/install.sh scripts/build-deb.sh systemd config/docroute.toml README.md docs -type f -print0 |
+        sort -z | xargs -0 cat
+} | sha256sum | cut -c1-16)
 deb_cache="$cache/debs-$deb_key"
 if [ ! -f "$deb_cache/done" ]; then
     rm -rf "$cache"/debs-*
