@@ -80,7 +80,7 @@ for name in docrouted docroutectl; do
 done
 
 # The units name /usr/bin; a different prefix must be what they run.
-for unit in docroute.service docroute.socket docroute-handler@.service; do
+for unit in docroute.service docroute.socket docroute-handler@.service docroute-handler@.path; do
     sed "s|/usr/bin/docroute|$prefix/bin/docroute|g" "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
     chmod 0644 "$unit_dir/$unit.tmp"
     mv "$unit_dir/$unit.tmp" "$unit_dir/$unit"
