@@ -14,9 +14,10 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 
 # Debian packages the build and the tests use; installed only when missing.
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
-	python3 inotify-tools socat systemd file debootstrap systemd-container
+	python3 inotify-tools socat systemd file debootstrap systemd-container \
+	build-essential debhelper dpkg-dev lintian
 
-.PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke
+.PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
@@ -25,6 +26,7 @@ help:
 	@echo "make bench-ext4   the comparison again on a journaled ext4 image on the same disk (root)"
 	@echo "make fuzz    libFuzzer targets, FUZZ_SECONDS (default 60) each (docs/FUZZING.md)"
 	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
+	@echo "make deb     docroute_<version>_amd64.deb (debhelper, static Swift runtime), checked by lintian"
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
@@ -90,6 +92,13 @@ chaos: deps
 	DOCROUTE_FLOOD_CONNECTIONS_PER_UID=200 $(SWIFT) test --skip-build --filter aConnectionFloodLeavesRoomForARealHandler
 	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
 
+# The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
+# (scripts/build-deb.sh). The static release build lives where the container test keeps its own
+# (scripts/release-build.sh), so `make test` and `make deb` build it once between them.
+DEB_SCRATCH_PATH ?= $(CURDIR)/.build-container/swift-build
+deb: deps
+	DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/build-deb.sh "$(CURDIR)"
+
 # Binaries with the Swift runtime linked statically (they run without a Swift toolchain installed);
 # man pages from swift-argument-parser's generate-manual tool, built beside them, plus the
 # hand-written sections in docs/man.
@@ -114,4 +123,4 @@ bench-ext4: release
 	@echo "figures as JSON: $(BENCH_EXT4_JSON)"
 
 clean:
-	rm -rf .build .build-fuzz run
+	rm -rf .build .build-fuzz .build-deb run docroute_*.deb

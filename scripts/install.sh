@@ -90,7 +90,7 @@ for name in docrouted docroutectl; do
 done
 
 # The units name /usr/bin and /usr/share/doc; a different prefix must be what they run and point to.
-for unit in docroute.service docroute.socket docroute-handler@.service; do
+for unit in docroute.service docroute.socket docroute-handler@.service docroute-handler@.path; do
     sed -e "s|/usr/bin/docroute|$prefix/bin/docroute|g" -e "s|file:///usr/share/doc/docroute/|file://$prefix/share/doc/docroute/|g" \
         "$repo/systemd/$unit" >"$unit_dir/$unit.tmp"
     chmod 0644 "$unit_dir/$unit.tmp"

@@ -18,6 +18,8 @@ else
       -e "s#\"/etc/docroute/handlers.d#\"$root/etc/handlers.d#" \
       -e "s#\"/var/spool/docroute/drop#\"$root/spool/drop#" \
       -e "s#\"/var/spool/docroute/mail#\"$root/spool/mail#" \
+      -e "s#\"/var/spool/docroute/quarantine#\"$root/spool/quarantine#" \
+      -e "/^launch_flag_directory/d" \
       "$here/config/docroute.toml" > "$root/docroute.toml"
   echo "configuration: $root/docroute.toml (written from config/docroute.toml)"
 fi

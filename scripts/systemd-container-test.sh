@@ -31,6 +31,8 @@ suite=bookworm
 # procps: docroute.service reloads with /bin/kill, which minbase lacks; any real
 # Debian system (and a docroute package's Depends:) has it.
 include=systemd,systemd-sysv,dbus,libsqlite3-0,python3,procps
+# Installed inside the booted container, from its apt cache (see the root file system below).
+offline=postfix
 mirror=${DOCROUTE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${DOCROUTE_CONTAINER_CACHE:-$repo/.build-container}
 machine="docroute-test-$$"
@@ -171,17 +173,29 @@ root="$work/root"
 console="$work/console.log"
 
 # ---------------------------------------------------------------------------
-# Root file system: debootstrap once, then a cached tarball keyed on what it holds.
-key=$(printf '%s\n' "$suite" minbase "$include" | sha256sum | cut -c1-16)
+# Root file system: debootstrap once, then a cached tarball keyed on what it holds. The packages
+# the test installs inside the booted container (which has no network: --private-network) are
+# downloaded into its apt cache here, with the package lists, so that apt-get works offline there.
+key=$(printf '%s\n' "$suite" minbase "$include" "offline=$offline" | sha256sum | cut -c1-16)
 tarball="$cache/rootfs-$suite-minbase-$key.tar"
 if [ ! -s "$tarball" ]; then
-    say "debootstrap $suite ($include) — once, then cached as $tarball"
+    say "debootstrap $suite ($include; cached: $offline) — once, then cached as $tarball"
     fresh="$work/debootstrap"
     if ! debootstrap --variant=minbase --include="$include" "$suite" "$fresh" "$mirror" >"$work/debootstrap.log" 2>&1; then
         tail -5 "$work/debootstrap.log" >&2
         unmount_under "$fresh"
         skip "debootstrap of $suite from $mirror failed (no network to the mirror?); log above"
     fi
+    # debootstrap can leave /proc mounted in the new root.
+    unmount_under "$fresh"
+    cp -L /etc/resolv.conf "$fresh/etc/resolv.conf" 2>/dev/null || true
+    if ! chroot "$fresh" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$work/debootstrap.log" 2>&1 ||
+        ! chroot "$fresh" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --download-only --no-install-recommends $offline >>"$work/debootstrap.log" 2>&1; then
+        tail -5 "$work/debootstrap.log" >&2
+        unmount_under "$fresh"
+        skip "downloading $offline into the container's apt cache failed (no network to the mirror?); log above"
+    fi
+    unmount_under "$fresh"
     # A fixed machine id would make every boot share one journal directory; let each boot make one.
     : >"$fresh/etc/machine-id"
     tar --numeric-owner --xattrs --acls -C "$fresh" -cf "$tarball.tmp" .
@@ -199,34 +213,60 @@ if [ "$(stat -c %d:%i "$root")" = "$(stat -c %d:%i /)" ] || [ ! -x "$root/lib/sy
 fi
 
 # ---------------------------------------------------------------------------
-# Release binaries, static Swift runtime (the container has no Swift).
+# Release binaries, static Swift runtime (the container has no Swift), packaged the Debian way.
 if [ -n "${DOCROUTE_BINDIR:-}" ]; then
     bin_dir=$DOCROUTE_BINDIR
 else
-    build=(swift build -c release --static-swift-stdlib --package-path "$repo")
-    if [ -n "${DOCROUTE_SCRATCH_PATH:-}" ]; then build+=(--scratch-path "$DOCROUTE_SCRATCH_PATH"); fi
-    say "release build: ${build[*]}"
-    if ! "${build[@]}" --product docrouted >"$work/build.log" 2>&1 || ! "${build[@]}" --product docroutectl >>"$work/build.log" 2>&1; then
+    say "release build: scripts/release-build.sh (scratch: ${DOCROUTE_SCRATCH_PATH:-.build})"
+    if ! bin_dir=$("$repo/scripts/release-build.sh" "$work/build.log"); then
         tail -30 "$work/build.log" >&2
         abort "the release build (log above)"
     fi
-    bin_dir=$("${build[@]}" --show-bin-path)
 fi
 timed "release build"
 
-# ---------------------------------------------------------------------------
-# Install into the container's tree the way a package would.
-"$repo/scripts/install.sh" /usr "$root" "$bin_dir" >"$work/install.log"
-install -m 0644 "$repo"/config/handlers/*.plist "$root/etc/docroute/handlers.d/"
-# A handler with an unprivileged user of its own, which sysusers creates at boot.
-install -m 0644 "$helpers/test-viewer.plist" "$root/etc/docroute/handlers.d/test-viewer.plist"
-install -D -m 0644 "$helpers/test-viewer.sysusers" "$root/etc/sysusers.d/docroute-test-viewer.conf"
-missing_libraries=$(chroot "$root" /usr/bin/ldd /usr/bin/docrouted /usr/bin/docroutectl 2>&1 | grep 'not found' || true)
-if [ -n "$missing_libraries" ]; then
-    abort "binaries run in the container (missing: $(echo "$missing_libraries" | awk '{print $1}' | sort -u | tr '\n' ' '))"
+# The package, as `make deb` builds it (dpkg-buildpackage, debhelper, lintian), from the build
+# above; and the same sources rebuilt under a higher version, for the upgrade. gzip instead of
+# make deb's xz (the same files; xz of 150 MB costs minutes on two cores), and kept under
+# $cache/debs-<key> so that a run with the same binaries and packaging reuses both.
+deb_key=$({
+    stat -c '%n %s %Y' "$bin_dir/docrouted" "$bin_dir/docroutectl" "$bin_dir/generate-manual" || true
+    cd "$repo" && find debian scripts/install.sh scripts/build-deb.sh systemd config/docroute.toml README.md docs -type f -print0 |
+        sort -z | xargs -0 cat
+} | sha256sum | cut -c1-16)
+deb_cache="$cache/debs-$deb_key"
+if [ ! -f "$deb_cache/done" ]; then
+    rm -rf "$cache"/debs-*
+    if ! DOCROUTE_BINDIR="$bin_dir" DPKG_DEB_COMPRESSOR_TYPE=gzip DPKG_DEB_COMPRESSOR_LEVEL=1 \
+        "$repo/scripts/build-deb.sh" "$deb_cache" >"$deb_cache.log" 2>&1; then
+        tail -40 "$deb_cache.log" >&2
+        abort "scripts/build-deb.sh built the package and lintian passed it (log above)"
+    fi
+    if ! DOCROUTE_BINDIR="$bin_dir" DOCROUTE_DEB_REVISION=+rebuild1 DOCROUTE_LINTIAN=0 DPKG_DEB_COMPRESSOR_TYPE=gzip DPKG_DEB_COMPRESSOR_LEVEL=1 \
+        "$repo/scripts/build-deb.sh" "$deb_cache/next" >"$deb_cache-next.log" 2>&1; then
+        tail -40 "$deb_cache-next.log" >&2
+        abort "the rebuilt package for the upgrade (log above)"
+    fi
+    mv "$deb_cache.log" "$deb_cache/build.log"
+    rm -f "$deb_cache-next.log"
+    touch "$deb_cache/done"
+    built="built"
+else
+    built="reused (same binaries and packaging)"
 fi
-pass "static release binaries need only the container's libraries ($(chroot "$root" /usr/bin/ldd /usr/bin/docrouted | awk '{print $1}' | tr '\n' ' '))"
-timed "install"
+deb=$(cd "$deb_cache" && ls docroute_*.deb)
+next_deb=$(cd "$deb_cache/next" && ls docroute_*.deb)
+pass "$built $deb ($(du -h "$deb_cache/$deb" | cut -f1)) with dpkg-buildpackage; lintian: no errors, no warnings ($(grep -c '^O: ' "$deb_cache/build.log" || true) overridden), $(grep -c '^I: ' "$deb_cache/build.log" || true) notes"
+timed "package build and lintian"
+
+# Into the container's tree before boot: the two packages, the test's helpers, and the users of
+# its test handlers (sysusers.d creates them at boot).
+install -d -m 0755 "$root/root/next" "$root/usr/local/lib/docroute-test"
+install -m 0644 "$deb_cache/$deb" "$root/root/$deb"
+install -m 0644 "$deb_cache/next/$next_deb" "$root/root/next/$next_deb"
+install -m 0755 "$helpers/launched-handler.py" "$helpers/send-mail.py" "$root/usr/local/lib/docroute-test/"
+install -D -m 0644 "$helpers/test-viewer.sysusers" "$root/etc/sysusers.d/docroute-test-viewer.conf"
+timed "copy into the container"
 
 # ---------------------------------------------------------------------------
 # Boot.
@@ -289,25 +329,59 @@ timed "boot"
 ctr=/proc/$leader/root
 
 # ---------------------------------------------------------------------------
-# The units as installed: sysusers, tmpfiles, socket activation.
-in_container journalctl --update-catalog >/dev/null 2>&1 || true
-if in_container getent passwd docroute >/dev/null && in_container id -nG docroute | grep -qw docroute-drop; then
-    pass "sysusers.d created user docroute (groups: $(in_container id -nG docroute))"
+# The package, installed as an admin would: apt-get install ./docroute_*.deb (offline: its
+# dependencies are in the root file system already).
+if in_container sh -c 'cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ./docroute_*.deb' >"$work/apt-install.log" 2>&1; then
+    pass "apt-get install ./$deb ($(in_container dpkg-query -W -f='${Version}' docroute))"
 else
-    fail "sysusers.d created user docroute in group docroute-drop"
+    tail -30 "$work/apt-install.log" >&2
+    abort "apt-get install ./$deb (log above)"
+fi
+missing_libraries=$(in_container ldd /usr/bin/docrouted /usr/bin/docroutectl 2>&1 | grep 'not found' || true)
+if [ -n "$missing_libraries" ]; then
+    abort "binaries run in the container (missing: $(echo "$missing_libraries" | awk '{print $1}' | sort -u | tr '\n' ' '))"
+fi
+pass "static release binaries need only the container's libraries ($(in_container ldd /usr/bin/docrouted | awk '{print $1}' | tr '\n' ' '))"
+absent=""
+for file in /usr/bin/docrouted /usr/bin/docroutectl /lib/systemd/system/docroute.service /lib/systemd/system/docroute.socket \
+    /lib/systemd/system/docroute-handler@.service /lib/systemd/system/docroute-handler@.path /usr/lib/sysusers.d/docroute.conf \
+    /usr/lib/tmpfiles.d/docroute.conf /usr/lib/systemd/catalog/docroute.catalog /etc/docroute/docroute.toml \
+    /usr/share/man/man1/docrouted.1.gz /usr/share/man/man1/docroutectl.1.gz /usr/share/bash-completion/completions/docroutectl \
+    /usr/share/zsh/site-functions/_docroutectl /usr/share/fish/vendor_completions.d/docroutectl.fish /usr/share/doc/docroute/README.md \
+    /usr/share/doc/docroute/copyright; do
+    [ -e "$ctr$file" ] || absent="$absent $file"
+done
+conffiles=$(in_container dpkg-query -W -f='${Conffiles}' docroute | awk 'NF {print $1}' | tr '\n' ' ')
+if [ -z "$absent" ] && [ "$conffiles" = "/etc/docroute/docroute.toml " ]; then
+    pass "the package holds binaries, units, sysusers.d, tmpfiles.d, catalog, man pages, completions, README; conffiles: $conffiles"
+else
+    fail "the package's files (missing:${absent:- none}; conffiles: ${conffiles:-none})"
+fi
+socket_state="$(in_container systemctl is-enabled docroute.socket || true)/$(in_container systemctl is-active docroute.socket || true)"
+service_state="$(in_container systemctl is-enabled docroute.service || true)/$(in_container systemctl is-active docroute.service || true)"
+if [ "$socket_state" = enabled/active ] && [ "$service_state" = enabled/active ]; then
+    pass "the maintainer scripts enabled and started docroute.socket and docroute.service"
+else
+    fail "docroute.socket and docroute.service enabled and active after install (socket $socket_state, service $service_state)"
+fi
+if in_container getent passwd docroute >/dev/null && in_container id -nG docroute | grep -qw docroute-drop; then
+    pass "the maintainer scripts created user docroute (sysusers.d; groups: $(in_container id -nG docroute))"
+else
+    fail "the maintainer scripts created user docroute in group docroute-drop"
 fi
 drop_mode=$(in_container stat -c '%a %U:%G' /var/spool/docroute/drop 2>/dev/null || echo missing)
-if [ "$drop_mode" = "2770 docroute:docroute-drop" ]; then
-    pass "tmpfiles.d created /var/spool/docroute/drop ($drop_mode)"
+quarantine_mode=$(in_container stat -c '%a %U:%G' /var/spool/docroute/quarantine 2>/dev/null || echo missing)
+if [ "$drop_mode" = "2770 docroute:docroute-drop" ] && [ "$quarantine_mode" = "750 docroute:docroute" ]; then
+    pass "tmpfiles.d created /var/spool/docroute/drop ($drop_mode) and quarantine ($quarantine_mode)"
 else
-    fail "tmpfiles.d created /var/spool/docroute/drop 2770 docroute:docroute-drop (found: $drop_mode)"
+    fail "tmpfiles.d created /var/spool/docroute/drop 2770 docroute:docroute-drop (found: $drop_mode) and quarantine 750 (found: $quarantine_mode)"
 fi
+# The admin's part: handler manifests.
+install -m 0644 "$repo"/config/handlers/*.plist "$helpers/test-viewer.plist" "$helpers/test-launched.plist" "$ctr/etc/docroute/handlers.d/"
+timed "package install"
 
-if in_container systemctl enable --now docroute.socket >"$work/enable.log" 2>&1; then
-    pass "systemctl enable --now docroute.socket"
-else
-    abort "systemctl enable --now docroute.socket: $(cat "$work/enable.log")"
-fi
+# Socket activation: with the service stopped, a connection starts it.
+in_container systemctl stop docroute.service
 service_before=$(in_container systemctl is-active docroute.service || true)
 
 if [ "$client_side" = host ]; then
@@ -372,30 +446,16 @@ else
     fail "the copy belongs to the handler's user and group: root:root, nothing for others (found $owner)"
 fi
 
-# The shipped configuration's Maildir: a message delivered as an MDA does (tmp/, then a rename
-# into new/) has its attachment routed, and ends in cur/ with the S flag, under the hardened unit.
-maildir="$ctr/var/spool/docroute/mail"
-if wait_for_file "$maildir/new" 30; then
-    base64 "$work/1abc.pdb" >"$work/mail-attachment.b64"
-    {
-        printf 'From: sender@example.org\r\nSubject: a molecule\r\nMessage-ID: <container-1@example.org>\r\n'
-        printf 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n'
-        printf -- '--b\r\nContent-Type: text/plain\r\n\r\nattached\r\n'
-        printf -- '--b\r\nContent-Type: chemical/x-pdb\r\nContent-Disposition: attachment; filename="mail.pdb"\r\n'
-        printf 'Content-Transfer-Encoding: base64\r\n\r\n'
-        sed 's/$/\r/' "$work/mail-attachment.b64"
-        printf -- '--b--\r\n'
-    } >"$maildir/tmp/1700000000.M1P1.container"
-    mv "$maildir/tmp/1700000000.M1P1.container" "$maildir/new/1700000000.M1P1.container"
-    mail_copy="$ctr/var/lib/docroute/containers/$molecules/Documents/Inbox/INBOX/mail.pdb"
-    if wait_for_file "$mail_copy" 60 && cmp -s "$work/1abc.pdb" "$mail_copy" \
-        && wait_for_file "$maildir/cur/1700000000.M1P1.container:2,S" 30; then
-        pass "a mail attachment reached the handler (Documents/Inbox/INBOX/mail.pdb) and the message is in cur/ with S"
-    else
-        fail "mail attachment delivered and message marked read (copy: $(ls "$(dirname "$mail_copy")" 2>&1 | head -3); new/: $(ls "$maildir/new" | head -3))"
-    fi
+# A file nobody claims goes to the quarantine folder the shipped configuration and the tmpfiles.d
+# file agree on, with its reason beside it.
+printf '\x00\x01\x02 nobody claims this\n' >"$work/unclaimed.bin"
+cp "$work/unclaimed.bin" "$ctr/var/spool/docroute/drop/.incoming-unclaimed.bin"
+mv "$ctr/var/spool/docroute/drop/.incoming-unclaimed.bin" "$ctr/var/spool/docroute/drop/unclaimed.bin"
+quarantined="$ctr/var/spool/docroute/quarantine/Inbox/unclaimed.bin"
+if wait_for_file "$quarantined" 60 && cmp -s "$work/unclaimed.bin" "$quarantined" && [ -n "$(ls "$ctr/var/spool/docroute/quarantine/Inbox/" | grep -m1 reason)" ]; then
+    pass "unclaimed.bin was quarantined in /var/spool/docroute/quarantine/Inbox/ with its reason ($(ls "$ctr/var/spool/docroute/quarantine/Inbox/" | tr '\n' ' '))"
 else
-    fail "docrouted created the shipped Maildir's new/ ($(ls -la "$maildir" 2>&1 | head -5))"
+    fail "unclaimed.bin quarantined in /var/spool/docroute/quarantine/Inbox/ (found: $(find "$ctr/var/spool/docroute/quarantine" "$ctr/var/lib/docroute" -name 'unclaimed*' 2>/dev/null | sed "s|^$ctr||" | tr '\n' ' '))"
 fi
 if client subscribe "$sock" "$molecules" --expect 1abc.pdb --ack --timeout 60 --linger 1 >"$work/subscribe1.log" 2>&1; then
     first=$(grep -m1 '1abc.pdb' "$work/subscribe1.log")
@@ -406,7 +466,7 @@ fi
 delivery_id=$(sed -n 's/.*"deliveryID":"\([^"]*\)".*/\1/p' "$work/subscribe1.log" | head -1)
 
 in_container journalctl -u docroute.service -o json --no-pager >"$work/journal.json" 2>&1 || true
-if journal_report=$(client journal "$molecules" "$delivery_id" <"$work/journal.json" 2>&1); then
+if journal_report=$(client journal "$molecules" "$delivery_id" - <"$work/journal.json" 2>&1); then
     pass "journal holds the structured entries"
     echo "$journal_report" | sed 's/^/      /'
 else
@@ -448,6 +508,151 @@ else
     fail "docroutectl open as an ordinary user (docroute-viewer): $openin_out"
 fi
 timed "delivery and journal"
+
+# ---------------------------------------------------------------------------
+# Launch on demand through systemd: nothing is subscribed as org.docroute.test.launched when its
+# document arrives; docrouted writes /run/docroute/launch/docroute-launched, the path unit starts
+# docroute-handler@docroute-launched.service as that user, and the handler subscribes.
+launched=org.docroute.test.launched
+launched_unit=docroute-handler@docroute-launched
+if in_container sh -c "docroutectl handlers --unit $launched > /root/launched-unit.sh && sh /root/launched-unit.sh" >"$work/unit-setup.log" 2>&1 &&
+    [ "$(in_container systemctl is-active "$launched_unit.path")" = active ]; then
+    pass "docroutectl handlers --unit $launched | sh: $(grep -c . "$ctr/root/launched-unit.sh") lines, $launched_unit.path active, service $(in_container systemctl is-active "$launched_unit.service" || true)"
+    sed 's/^/      /' "$ctr/root/launched-unit.sh"
+else
+    fail "docroutectl handlers --unit $launched | sh: $(tr '\n' ' ' <"$work/unit-setup.log")"
+fi
+drop_file trigger.launchdoc
+report="$ctr/var/lib/docroute/containers/$launched/Documents/report.json"
+if wait_for_file "$report" 90; then
+    launched_uid=$(in_container id -u docroute-launched)
+    if verdict=$(python3 - "$report" "$work/trigger.launchdoc" "$launched_uid" "$launched" <<'PYTHON'
+import json, sys
+report = json.load(open(sys.argv[1]))
+expected = open(sys.argv[2], "rb").read().hex()
+uid, bundle = int(sys.argv[3]), sys.argv[4]
+problems = []
+launch = report["messages"][-1]
+url = launch.get("launchOptions", {}).get("UIApplicationLaunchOptionsURLKey", "")
+if launch.get("type") != "launch" or not url.endswith("/trigger.launchdoc"):
+    problems.append(f"launch event: {launch}")
+if report["document"] != expected:
+    problems.append("the document's bytes differ")
+if report["uid"] != uid:
+    problems.append(f"uid {report['uid']}, not {uid}")
+status = dict(line.split(":", 1) for line in report["status"])
+for key in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+    if status[key].strip() != "0000000000000000":
+        problems.append(f"{key} {status[key].strip()}")
+if report["containersVisible"] != [bundle]:
+    problems.append(f"sees containers {report['containersVisible']}")
+if not report["otherContainer"].startswith(("FileNotFoundError", "PermissionError")):
+    problems.append(f"another handler's container: {report['otherContainer']}")
+if problems:
+    print("; ".join(problems))
+    sys.exit(1)
+print(f"launch {url}, uid {report['uid']}, Cap{{Inh,Prm,Eff,Amb}} 0, sees only {report['containersVisible']}, "
+      f"another handler's copy: {report['otherContainer']}")
+PYTHON
+    ); then
+        pass "systemd launched $launched_unit.service on demand, the handler subscribed and got its launch: $verdict"
+    else
+        fail "the launched handler's report: $verdict"
+    fi
+    handler_pid=$(in_container systemctl show -P MainPID "$launched_unit.service")
+    handler_status=$(in_container grep -E '^(Uid|CapPrm|CapEff|CapAmb):' "/proc/$handler_pid/status" | tr -s '\t' ' ' | tr '\n' ' ')
+    if [ "$handler_pid" != 0 ] && echo "$handler_status" | grep -q "^Uid: $launched_uid $launched_uid" &&
+        echo "$handler_status" | grep -q "CapPrm: 0000000000000000 CapEff: 0000000000000000 CapAmb: 0000000000000000"; then
+        pass "/proc/$handler_pid/status of the running handler: $handler_status"
+    else
+        fail "/proc/<pid>/status of the running handler (pid $handler_pid): $handler_status"
+    fi
+else
+    fail "$launched_unit.service was started on demand and the handler reported (flag: $(ls "$ctr/run/docroute/launch" 2>&1 | tr '\n' ' '); $(in_container systemctl status "$launched_unit.path" "$launched_unit.service" --no-pager -n 10 2>&1 | tail -15 | tr '\n' ' '))"
+fi
+launched_entry=$(in_container journalctl -u docroute.service --no-pager -o cat MESSAGE_ID=be4388ca850546659d3b6865e29c6598 "DOCROUTE_BUNDLE_ID=$launched" | head -1)
+if [ -n "$launched_entry" ]; then
+    pass "journal: MESSAGE_ID=be4388ca… DOCROUTE_BUNDLE_ID=$launched: \"$launched_entry\""
+else
+    fail "journal holds the handler-launched entry (MESSAGE_ID=be4388ca…) for $launched"
+fi
+# The sandboxing score under the real systemd, the instance with its drop-in.
+service_exposure=$(in_container systemd-analyze security --no-pager docroute.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+handler_exposure=$(in_container systemd-analyze security --no-pager "$launched_unit.service" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+if awk -v s="${service_exposure:-99}" -v h="${handler_exposure:-99}" 'BEGIN { exit !(s <= 1.0 && h <= 2.0) }'; then
+    pass "systemd-analyze security: docroute.service ${service_exposure}, $launched_unit.service ${handler_exposure} (at most 1.0 and 2.0)"
+else
+    fail "systemd-analyze security: docroute.service ${service_exposure:-?} (at most 1.0), $launched_unit.service ${handler_exposure:-?} (at most 2.0)"
+fi
+timed "launch by systemd"
+
+# ---------------------------------------------------------------------------
+# A real mail server: Postfix from Debian, "Local only", set up with the README's lines exactly
+# (the block after the "postfix-lines" marker); a mail sent over SMTP to port 25 with one
+# attachment Molecules claims and one nobody claims.
+awk '/<!-- postfix-lines/ { found = 1; next } found && /^```sh$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' \
+    "$repo/README.md" >"$ctr/root/postfix-setup.sh"
+if [ ! -s "$ctr/root/postfix-setup.sh" ]; then
+    fail "the README's Postfix lines (no block after <!-- postfix-lines -->)"
+elif in_container bash -e /root/postfix-setup.sh >"$work/postfix.log" 2>&1 &&
+    [ "$(in_container systemctl is-active postfix@-.service)" = active ]; then
+    pass "Postfix $(in_container dpkg-query -W -f='${Version}' postfix) installed and set up with the README's $(grep -c . "$ctr/root/postfix-setup.sh") lines ($(in_container postconf -h inet_interfaces) only; $(in_container postconf -h virtual_mailbox_maps))"
+else
+    tail -20 "$work/postfix.log" >&2
+    fail "Postfix installed with the README's lines (log above)"
+fi
+install -d "$ctr/root/mail"
+cp "$work/1abc.pdb" "$ctr/root/mail/molecule.pdb"
+printf '\x00\x01\x02\x03 binary that no handler claims\n' >"$ctr/root/mail/nobody.bin"
+message_id="<container-smtp-1@example.org>"
+if in_container python3 /usr/local/lib/docroute-test/send-mail.py 127.0.0.1 25 sender@example.org documents@docroute.localdomain \
+    /root/mail/molecule.pdb /root/mail/nobody.bin "$message_id" >"$work/smtp.log" 2>&1; then
+    pass "SMTP to 127.0.0.1:25: $(cat "$work/smtp.log")"
+else
+    fail "SMTP to 127.0.0.1:25: $(cat "$work/smtp.log")"
+fi
+maildir="$ctr/var/spool/docroute/mail"
+mail_copy="$ctr/var/lib/docroute/containers/$molecules/Documents/Inbox/INBOX/molecule.pdb"
+read_message() { ls "$maildir/cur" 2>/dev/null | grep -m1 ':2,S$'; }
+for _ in $(seq 900); do [ -n "$(read_message)" ] && break; sleep 0.1; done
+if wait_for_file "$mail_copy" 30 && cmp -s "$work/1abc.pdb" "$mail_copy" && [ -n "$(read_message)" ] && [ -z "$(ls "$maildir/new")" ]; then
+    pass "Postfix's virtual(8) put the mail in the Maildir; molecule.pdb reached Documents/Inbox/INBOX/ byte for byte; the message is in cur/ as $(read_message)"
+else
+    fail "mail delivered by Postfix: copy $(ls "$(dirname "$mail_copy")" 2>&1 | tr '\n' ' '); new/: $(ls "$maildir/new" 2>&1 | tr '\n' ' '); cur/: $(ls "$maildir/cur" 2>&1 | tr '\n' ' '); $(in_container journalctl -u postfix@-.service --no-pager -o cat -n 5 | tr '\n' ' ')"
+fi
+stray=$(find "$ctr/var/lib/docroute/containers" "$ctr/var/spool/docroute/quarantine" -name 'nobody*' 2>/dev/null | sed "s|^$ctr||")
+skipped=$(in_container journalctl -u docroute.service --no-pager -o cat | grep -m1 'attachment skipped' || true)
+if [ -z "$stray" ] && [ -n "$skipped" ]; then
+    pass "nobody.bin, claimed by no handler, was skipped (\"$(echo "$skipped" | cut -c1-120)\") and is in no sandbox and not in quarantine"
+else
+    fail "nobody.bin skipped (log: ${skipped:-none}; found: ${stray:-nowhere})"
+fi
+if client subscribe "$sock" "$molecules" --expect molecule.pdb --ack --timeout 60 --linger 1 >"$work/subscribe-mail.log" 2>&1 &&
+    annotation=$(python3 - "$work/subscribe-mail.log" "$message_id" <<'PYTHON'
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    url = message.get("url") or message.get("launchOptions", {}).get("UIApplicationLaunchOptionsURLKey", "")
+    if not url.endswith("/INBOX/molecule.pdb"):
+        continue
+    annotation = message.get("annotation") or message.get("launchOptions", {}).get("UIApplicationLaunchOptionsAnnotationKey", {})
+    source = message.get("sourceApplication") or message.get("launchOptions", {}).get("UIApplicationLaunchOptionsSourceApplicationKey")
+    wanted = {"from": "sender@example.org", "subject": "Two attachments", "messageID": sys.argv[2], "originalFilename": "molecule.pdb"}
+    wrong = {key: annotation.get(key) for key, value in wanted.items() if value not in str(annotation.get(key, ""))}
+    if wrong or "partPath" not in annotation or source != "com.apple.mobilemail":
+        print(f"annotation {annotation}, source {source}: wrong {wrong}")
+        sys.exit(1)
+    print(json.dumps(annotation, sort_keys=True))
+    sys.exit(0)
+print("no event for INBOX/molecule.pdb")
+sys.exit(1)
+PYTHON
+    ); then
+    pass "Molecules was told of the attachment with the mail's annotation: $annotation"
+else
+    fail "the event for INBOX/molecule.pdb and its annotation: ${annotation:-} $(tail -3 "$work/subscribe-mail.log")"
+fi
+timed "Postfix"
 
 # ---------------------------------------------------------------------------
 # Reload and a clean stop through systemd.
@@ -535,6 +740,64 @@ else
 fi
 in_container journalctl -u docroute.service -u docroute.socket --no-pager -o short-monotonic >"$work/journal.txt" 2>&1 || true
 timed "stop"
+
+# ---------------------------------------------------------------------------
+# Upgrade to the rebuilt package with documents pending: two delivered and not acknowledged, one
+# dropped while the upgrade runs. Nothing lost, nothing delivered twice, the ledger and the
+# containers kept.
+in_container systemctl disable --now "$launched_unit.path" "$launched_unit.service" >/dev/null 2>&1 || true
+drop_file up1.pdb
+drop_file up2.pdb
+if ! wait_for_file "$sandbox/up1.pdb" 60 || ! wait_for_file "$sandbox/up2.pdb" 60; then
+    fail "up1.pdb and up2.pdb delivered before the upgrade"
+fi
+upgrade_pid=$(in_container systemctl show -P MainPID docroute.service)
+ledger_before=$(in_container sh -c 'ls /var/lib/docroute/*.sqlite* /var/lib/docroute/*.db 2>/dev/null | head -1')
+in_container sh -c 'cd /root/next && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ./docroute_*.deb' >"$work/apt-upgrade.log" 2>&1 &
+upgrade_job=$!
+drop_file up3.pdb
+if wait "$upgrade_job"; then
+    pass "apt-get install ./$next_deb upgraded $(grep -o 'Preparing to unpack.*' "$work/apt-upgrade.log" | head -1 | sed 's/.*(\(.*\)).*/\1/' || true) -> $(in_container dpkg-query -W -f='${Version}' docroute); daemon pid $upgrade_pid -> $(in_container systemctl show -P MainPID docroute.service)"
+else
+    tail -20 "$work/apt-upgrade.log" >&2
+    fail "apt-get install ./$next_deb (log above)"
+fi
+if client subscribe "$sock" "$molecules" --expect up1.pdb --expect up2.pdb --expect up3.pdb --ack --timeout 90 --linger 2 >"$work/subscribe-upgrade.log" 2>&1; then
+    counts=$(for name in up1.pdb up2.pdb up3.pdb 1abc.pdb 2abc.pdb; do printf '%s:%s ' "$name" "$(grep -c "/$name\"" "$work/subscribe-upgrade.log")"; done)
+    copies=$(ls "$sandbox" | grep -c '^up[0-9]' || true)
+    if [ "$counts" = "up1.pdb:1 up2.pdb:1 up3.pdb:1 1abc.pdb:0 2abc.pdb:0 " ] && [ "$copies" = 3 ] &&
+        [ -n "$ledger_before" ] && in_container test -s "$ledger_before" && [ -e "$report" ] && [ -e "$ctr$viewer_copy" ]; then
+        pass "after the upgrade each pending document came once ($counts), $copies copies in the sandbox, ledger $ledger_before and the containers kept"
+    else
+        fail "nothing lost, nothing twice across the upgrade (events: $counts; copies: $(ls "$sandbox" | tr '\n' ' '); ledger: ${ledger_before:-none})"
+    fi
+else
+    fail "the pending documents after the upgrade: $(tail -5 "$work/subscribe-upgrade.log")"
+fi
+timed "upgrade"
+
+in_container journalctl -u docroute.service -u docroute.socket --no-pager -o short-monotonic >"$work/journal.txt" 2>&1 || true
+
+# ---------------------------------------------------------------------------
+# Purge removes what installing and running made; the system users stay, as Debian's do.
+if in_container env DEBIAN_FRONTEND=noninteractive apt-get purge -y docroute >"$work/apt-purge.log" 2>&1; then
+    left=""
+    for path in /var/lib/docroute /var/spool/docroute /etc/docroute /run/docroute /usr/bin/docrouted /lib/systemd/system/docroute.socket \
+        /usr/lib/sysusers.d/docroute.conf /usr/lib/tmpfiles.d/docroute.conf /etc/systemd/system/sockets.target.wants/docroute.socket; do
+        [ -e "$ctr$path" ] || [ -L "$ctr$path" ] && left="$left $path"
+    done
+    units=$(in_container systemctl list-units --all --plain --no-legend 'docroute*' | awk '$3 != "inactive" || $4 != "dead" {print $1}' | tr '\n' ' ')
+    status=$(in_container dpkg-query -W -f='${db:Status-Status}' docroute 2>/dev/null || echo absent)
+    if [ -z "$left" ] && [ -z "$units" ] && { [ "$status" = not-installed ] || [ "$status" = absent ]; }; then
+        pass "apt-get purge docroute: package $status, no files, folders or active units left (user docroute kept: $(in_container getent passwd docroute | cut -d: -f1,3))"
+    else
+        fail "apt-get purge docroute (left:${left:- nothing}; units: ${units:-none}; status: $status)"
+    fi
+else
+    tail -20 "$work/apt-purge.log" >&2
+    fail "apt-get purge docroute (log above)"
+fi
+timed "purge"
 
 say "journal of docroute.service (last 25 lines)"
 tail -25 "$work/journal.txt" | sed 's/^/      /'

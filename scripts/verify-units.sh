@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Checks the files in systemd/ the way systemd itself reads them, without root and
 # without running systemd: the units load cleanly (systemd-analyze verify, which
-# must print nothing at all), their sandboxing scores at most an exposure of 1.5
+# must print nothing at all), their sandboxing scores at most an exposure of 1.0
+# for docroute.service and 2.0 for a docroute-handler@ instance
 # (systemd-analyze security --offline), and the sysusers.d, tmpfiles.d and
 # catalog files are accepted by their tools, all inside a throw-away root.
 #
 # usage: scripts/verify-units.sh [DOCROUTED [DOCROUTECTL]]
 #   DOCROUTED, DOCROUTECTL  the binaries to put where ExecStart= names them
 #                           (default: `swift build --show-bin-path`'s, else a stub)
-# environment: THRESHOLD   highest exposure allowed, in tenths (default 15 = 1.5)
+# environment: SERVICE_THRESHOLD, HANDLER_THRESHOLD   highest exposure allowed, in
+#              tenths (defaults 10 = 1.0 and 20 = 2.0)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 units_dir="$repo/systemd"
-threshold=${THRESHOLD:-15}
-units=(docroute.service docroute.socket docroute-handler@.service)
-# The services whose sandbox is scored; the template is scored as one instance.
-scored=(docroute.service docroute-handler@example.service)
+units=(docroute.service docroute.socket docroute-handler@.service docroute-handler@.path)
+# The services whose sandbox is scored, each with its highest exposure in tenths; the template
+# is scored as one instance.
+scored=("docroute.service:${SERVICE_THRESHOLD:-10}" "docroute-handler@example.service:${HANDLER_THRESHOLD:-20}")
 
 if [ $# -gt 2 ] || [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
     sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
@@ -41,7 +43,7 @@ if ! systemd-analyze --help | grep -q -- '--offline='; then
     echo "error: systemd-analyze $version lacks 'security --offline'; systemd 251 or later is needed" >&2
     exit 2
 fi
-echo "systemd-analyze $version, units from $units_dir, exposure threshold $threshold/10"
+echo "systemd-analyze $version, units from $units_dir, exposure thresholds ${scored[*]} (tenths)"
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/docroute-verify.XXXXXX")
 trap 'rm -rf "$root"' EXIT
@@ -113,7 +115,7 @@ done < <(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\(\/[^ ]*\).*/\1/p' "${units[@]/#/$uni
 
 # --- 1. systemd-analyze verify: any output at all is a failure ------------------
 verify_output=$(systemd-analyze verify --man=no --generators=no --root="$root" \
-    "${units[@]}" docroute-handler@example.service 2>&1)
+    "${units[@]}" docroute-handler@example.service docroute-handler@example.path 2>&1)
 verify_status=$?
 if [ $verify_status -eq 0 ] && [ -z "$verify_output" ]; then
     pass "systemd-analyze verify: ${units[*]} load without a message"
@@ -125,7 +127,9 @@ fi
 
 # --- 2. systemd-analyze security --offline ---------------------------------------
 declare -a scores=()
-for unit in "${scored[@]}"; do
+for entry in "${scored[@]}"; do
+    unit=${entry%%:*}
+    threshold=${entry##*:}
     security_output=$(systemd-analyze security --offline=true --threshold="$threshold" --no-pager \
         --root="$root" "$unit" 2>&1)
     security_status=$?

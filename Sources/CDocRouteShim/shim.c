@@ -6,9 +6,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -16,6 +20,7 @@
 #include <unistd.h>
 
 #if defined(__linux__)
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #endif
 
@@ -178,5 +183,120 @@ int docroute_limit_malloc_arenas(int count) {
 #else
     (void)count;
     return 0;
+#endif
+}
+
+#if defined(__linux__)
+/// Reports a failed step to the parent and ends the child without running atexit handlers.
+static void spawn_child_fail(int pipe_fd, int step) {
+    int report[2] = {step, errno};
+    ssize_t ignored = write(pipe_fd, report, sizeof(report));
+    (void)ignored;
+    _exit(127);
+}
+
+/// Closes every descriptor from `first` to `last` (close_range, else one by one).
+static void spawn_close_range(unsigned int first, unsigned int last, unsigned int fallback_limit) {
+    if (first > last) return;
+#if defined(SYS_close_range)
+    if (syscall(SYS_close_range, first, last, 0) == 0) return;
+#endif
+    for (unsigned int fd = first; fd <= last && fd < fallback_limit; fd++) close((int)fd);
+}
+#endif
+
+int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const envp[],
+                               int change_identity, uint32_t uid, uint32_t gid,
+                               const uint32_t *groups, size_t group_count, int *failed_step) {
+#if defined(__linux__)
+    *failed_step = docroute_spawn_ok;
+    // Everything that may allocate or take a lock happens before fork.
+    struct rlimit limit;
+    unsigned int fallback_limit = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 1048576) {
+        fallback_limit = (unsigned int)limit.rlim_cur;
+    }
+    int report_pipe[2];
+    if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+        *failed_step = docroute_spawn_pipe;
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(report_pipe[0]);
+        close(report_pipe[1]);
+        errno = saved;
+        *failed_step = docroute_spawn_fork;
+        return -1;
+    }
+    if (pid == 0) {
+        // The child: one thread, so only async-signal-safe calls and raw system calls from here.
+        int out = report_pipe[1];
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        // Nothing of the daemon's (its listening socket, the ledger, inotify) reaches the handler.
+        spawn_close_range(3, (unsigned int)out - 1, fallback_limit);
+        spawn_close_range((unsigned int)out + 1, ~0U, fallback_limit);
+
+        // Ambient capabilities survive execve: clear them first (EINVAL: a kernel before 4.3 has none).
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+            spawn_child_fail(out, docroute_spawn_ambient);
+        }
+        if (change_identity) {
+            if (syscall(SYS_setgroups, group_count, groups) != 0) spawn_child_fail(out, docroute_spawn_groups);
+            if (syscall(SYS_setresgid, gid, gid, gid) != 0) spawn_child_fail(out, docroute_spawn_gid);
+        }
+        // The bounding set caps what an execve can ever grant (root's, file capabilities).
+        // Dropping needs CAP_SETPCAP: without it the caller is not root, and what it holds is
+        // emptied below, so the child keeps nothing either way.
+        for (int cap = 0; cap < 64; cap++) {
+            int present = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+            if (present < 0) break; // EINVAL: past the kernel's last capability
+            if (present == 0) continue;
+            if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+                if (errno == EPERM && !change_identity) break;
+                spawn_child_fail(out, docroute_spawn_bounding);
+            }
+        }
+        if (change_identity && syscall(SYS_setresuid, uid, uid, uid) != 0) spawn_child_fail(out, docroute_spawn_uid);
+        // Effective, permitted and inheritable sets empty (a process may always lower its own).
+        struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct data[2];
+        memset(data, 0, sizeof(data));
+        if (syscall(SYS_capset, &header, data) != 0) spawn_child_fail(out, docroute_spawn_capset);
+        // No setuid program or file capability can give any of it back.
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) spawn_child_fail(out, docroute_spawn_no_new_privs);
+        execve(path, argv, envp);
+        spawn_child_fail(out, docroute_spawn_exec);
+    }
+    close(report_pipe[1]);
+    int report[2] = {0, 0};
+    size_t got = 0;
+    while (got < sizeof(report)) {
+        ssize_t n = read(report_pipe[0], (char *)report + got, sizeof(report) - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(report_pipe[0]);
+    if (got == 0) return pid; // the pipe closed on execve: the handler runs
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    *failed_step = got == sizeof(report) ? report[0] : docroute_spawn_exec;
+    errno = got == sizeof(report) ? report[1] : EIO;
+    return -1;
+#else
+    (void)path; (void)argv; (void)envp; (void)change_identity; (void)uid; (void)gid; (void)groups; (void)group_count;
+    *failed_step = docroute_spawn_fork;
+    errno = ENOSYS;
+    return -1;
 #endif
 }

@@ -37,6 +37,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// Files and folders a package document may hold (`max_package_entries`); a larger one is
     /// quarantined.
     public var maxPackageEntries: Int = 100_000
+    /// `launch_flag_directory`: launch handlers through systemd by writing `<folder>/<DocRouteUser>`
+    /// (watched by `docroute-handler@<DocRouteUser>.path`) instead of starting them; nil starts them.
+    public var launchFlagDirectory: String? = nil
     /// The file it was read from (`<embedded default>` for the built-in one).
     public var file: String
 
@@ -46,7 +49,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         state_directory = "/var/lib/docroute"
         containers_directory = "/var/lib/docroute/containers"
         handlers_directory = "/etc/docroute/handlers.d"
-        quarantine_directory = "/var/lib/docroute/quarantine"
+        quarantine_directory = "/var/spool/docroute/quarantine"
         max_file_size = 4294967296
         max_unacknowledged = 64
         max_connections = 256
@@ -88,6 +91,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
         "max_connections_per_uid", "reserved_handler_connections", "idle_timeout", "max_unfinished_line_bytes",
         "max_package_depth", "max_package_entries",
+        "launch_flag_directory",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -158,6 +162,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 throw fail(.invalidValue, "metrics_textfile", "'\(textfile)' names a folder; name the file, e.g. /var/lib/prometheus/node-exporter/docroute.prom")
             }
             configuration.metricsTextfile = textfile
+        }
+        if table["launch_flag_directory"] != nil {
+            configuration.launchFlagDirectory = try path("launch_flag_directory", in: table, default: nil)
         }
 
         if let value = table["inbox"] {

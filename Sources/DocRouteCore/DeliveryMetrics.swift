@@ -107,6 +107,7 @@ public final class DeliveryMetrics: Sendable {
         Name.quarantined: "Files set aside in the quarantine, by reason.",
         Name.rescans: "Inbox listings, by reason (startup, overflow, inbox_recreated, backlog).",
         Name.intakeWaiting: "Files seen in the inboxes and not yet settled.",
+        Name.sourcesToReclaim: "Delivered sources taken out of their inboxes and not yet freed.",
         Name.unacknowledged: "Events sent to a handler and not yet acknowledged, by handler.",
         Name.deliveryLatency: "Seconds from first seen in an inbox until durable in the sandbox and the ledger.",
         Name.acknowledgementLatency: "Seconds from an event sent until the handler acknowledged it, by handler.",

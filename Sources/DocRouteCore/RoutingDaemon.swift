@@ -75,7 +75,7 @@ public final class RoutingDaemon: Sendable {
         self.handlerUIDs = NIOLockedValueBox(Self.uids(of: registry))
         let activity = DaemonActivity(configuration: configuration, logger: logger)
         self.activity = activity
-        let launcher = HandlerLauncher(socketPath: configuration.socket, activity: activity, logger: logger)
+        let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
@@ -120,7 +120,8 @@ public final class RoutingDaemon: Sendable {
         do {
             try await server.start(endpoint)
         } catch {
-            let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+            let code = (error as? IOError)?.errnoCode ?? (error as? SocketServerError)?.errno
+            let reason = code.map { String(cString: strerror($0)) } ?? "\(error)"
             throw DaemonFolder.Failure(path: configuration.socket, description: """
                 cannot listen on the socket \(configuration.socket): \(reason) (docrouted runs as uid \(getuid())); \
                 make its folder writable by docrouted's user, set another socket in the configuration, \

@@ -154,7 +154,7 @@ public final class SocketServer: Sendable {
         guard bound == 0, listen(descriptor, 256) == 0 else {
             let code = errno
             close(descriptor)
-            throw SocketServerError(message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable")
+            throw SocketServerError(message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable", errno: code)
         }
         return descriptor
     }

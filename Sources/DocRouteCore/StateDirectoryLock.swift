@@ -35,9 +35,11 @@ public final class StateDirectoryLock: Sendable {
     /// or says who holds it.
     public static func acquire(stateDirectory: String, mode: mode_t = 0o700) throws(Refusal) -> StateDirectoryLock {
         do {
-            try DeliveryLedger.makeDirectory(FilePath(stateDirectory), mode: mode)
+            // A folder made now gets `mode` whatever the umask; one that exists keeps its own
+            // (systemd's StateDirectoryMode= decides under the unit).
+            if try DaemonFolder.create(stateDirectory, what: "state_directory") { chmod(stateDirectory, mode) }
         } catch {
-            throw Refusal(description: "\(error)")
+            throw Refusal(description: error.description)
         }
         let path = stateDirectory + "/" + fileName
         var descriptor: Int32

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteCore
 import DocRouteHandlers
 import DocRouteTypes
 import Foundation
@@ -11,7 +12,9 @@ struct HandlersCommand: ParsableCommand {
             Manifests are read as Launch Services reads them: a document type with an unknown role or rank \
             is skipped, a string stands for a one-element array, white space is trimmed, a parent type \
             nobody declares stays a name. Each of these is a warning naming the file and the key path; \
-            the handler still loads. Exits 1 when any manifest failed to load, 0 with warnings only.
+            the handler still loads. Exits 1 when any manifest failed to load, 0 with warnings only. \
+            With --unit, prints instead the shell lines that make systemd start that handler on demand \
+            as its own user (docroute-handler@USER.service and .path): docroutectl handlers --unit ID | sh
             """)
 
     @OptionGroup var options: HandlerOptions
@@ -19,8 +22,24 @@ struct HandlersCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(name: .customLong("unit"), help: ArgumentHelp("Print the systemd set-up that launches this handler on demand.", valueName: "bundle-id"))
+    var unitBundle: String?
+
     func run() throws {
         let registry = try options.registry()
+        if let unitBundle {
+            guard let handler = registry.handler(for: unitBundle) else {
+                throw ValidationError("no handler \(unitBundle) in \(try options.handlersDirectory()); docroutectl handlers lists them")
+            }
+            let configuration: DaemonConfiguration
+            if options.config == nil, FileManager.default.fileExists(atPath: "/etc/docroute/docroute.toml") {
+                do { configuration = try DaemonConfiguration.load(path: "/etc/docroute/docroute.toml") } catch { throw ValidationError("\(error)") }
+            } else {
+                configuration = try options.configuration()
+            }
+            print(try HandlerUnitLines(handler: handler, configuration: configuration).script())
+            return
+        }
         if json {
             let handlers: [[String: Any]] = registry.handlers.map { handler in
                 [

@@ -82,18 +82,20 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts the daemon and waits until its socket answers. `runAs` (root only) runs it under
     /// another uid and gid through setpriv, after giving that user the temporary tree. `shell`
     /// is a command line put before it (its last word a `sh -c` script ending in `exec "$0" "$@"`).
-    /// `capabilities` (with `runAs`): kept as ambient capabilities, as docroute.service grants
-    /// them (`["chown", "fowner"]`).
-    func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, capabilities: [String] = [],
+    /// `capabilities` or `ambientCapabilities` (with `runAs`, e.g. `["chown", "fowner"]`) are
+    /// raised in the daemon's inheritable and ambient sets, as docroute.service's
+    /// AmbientCapabilities= does.
+    func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, capabilities: [String] = [], ambientCapabilities: [String] = [],
                shell: [String]? = nil) throws {
         let process = Process()
         let arguments = ["--config", configPath, "--log-level", "debug"]
         if let runAs {
             try chownTree(root, uid: runAs.uid, gid: runAs.gid)
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            let kept = capabilities.map { "+" + $0 }.joined(separator: ",")
+            let raised = capabilities + ambientCapabilities
+            let kept = raised.map { "+" + $0 }.joined(separator: ",")
             process.arguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--clear-groups"]
-                + (capabilities.isEmpty ? [] : ["--inh-caps=\(kept)", "--ambient-caps=\(kept)"])
+                + (raised.isEmpty ? [] : ["--inh-caps=\(kept)", "--ambient-caps=\(kept)"])
                 + ["--", Self.binDirectory + "/docrouted"] + arguments
         } else if let shell {
             process.executableURL = URL(fileURLWithPath: shell[0])

@@ -4,9 +4,12 @@ import Testing
 import Glibc
 #endif
 
-/// docroute under a real systemd: runs scripts/systemd-container-test.sh, which boots a throwaway
-/// Debian container with systemd-nspawn and checks socket activation, delivery, the journal and
-/// the watchdog. Root only; skipped with DOCROUTE_SKIP_CONTAINER=1.
+/// docroute under a real systemd: runs scripts/systemd-container-test.sh, which builds the Debian
+/// package (lintian must pass it), boots a throwaway Debian container with systemd-nspawn, installs
+/// the package with apt-get, and checks socket activation, delivery, quarantine, the journal, a
+/// handler launched on demand by its path unit (its own uid, no capabilities), Postfix delivering a
+/// mail over SMTP, the watchdog, an upgrade with documents pending and a purge. Root only; skipped
+/// with DOCROUTE_SKIP_CONTAINER=1.
 @Suite struct SystemdContainerTests {
     /// The script's "skipped" exit status (the automake convention).
     static let skippedStatus: Int32 = 77

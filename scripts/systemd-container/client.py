@@ -7,9 +7,10 @@
       Subscribes as BUNDLE and prints every message, one JSON line each, until a launch/openURL
       for each expected file name has arrived (acknowledging each with --ack), then keeps reading
       for --linger seconds. Exit 0 when all expected names arrived, 1 otherwise.
-  client.py journal BUNDLE DELIVERY_ID < journalctl-json-lines
+  client.py journal BUNDLE DELIVERY_ID [LAUNCHED] < journalctl-json-lines
       Checks that journalctl -o json output holds docrouted's structured "delivered" entry for
-      DELIVERY_ID and a "handler launched" entry for BUNDLE; prints them. Exit 0 when both are there.
+      DELIVERY_ID and a "handler launched" entry for LAUNCHED (default BUNDLE; "-": none needed);
+      prints them. Exit 0 when all are there.
 """
 import json
 import socket
@@ -103,7 +104,9 @@ def subscribe(path, bundle, arguments):
     return 0
 
 
-def journal(bundle, delivery_id):
+def journal(bundle, delivery_id, launched_bundle=None):
+    if launched_bundle is None:
+        launched_bundle = bundle
     delivered = None
     launched = None
     for raw in sys.stdin:
@@ -113,11 +116,13 @@ def journal(bundle, delivery_id):
         entry = json.loads(raw)
         if entry.get("MESSAGE_ID") == DELIVERED and entry.get("DOCROUTE_DELIVERY_ID") == delivery_id:
             delivered = entry
-        if entry.get("MESSAGE_ID") == HANDLER_LAUNCHED and entry.get("DOCROUTE_BUNDLE_ID") == bundle:
+        if entry.get("MESSAGE_ID") == HANDLER_LAUNCHED and entry.get("DOCROUTE_BUNDLE_ID") == launched_bundle:
             launched = entry
     keys = ("MESSAGE_ID", "MESSAGE", "DOCROUTE_BUNDLE_ID", "DOCROUTE_DELIVERY_ID", "DOCROUTE_MAILBOX",
             "DOCROUTE_PATH", "PRIORITY", "SYSLOG_IDENTIFIER", "_SYSTEMD_UNIT", "_UID")
     for label, entry in (("delivered", delivered), ("handler-launched", launched)):
+        if entry is None and label == "handler-launched" and launched_bundle == "-":
+            continue
         if entry is None:
             print(f"journal: no '{label}' entry", file=sys.stderr)
         else:
@@ -125,7 +130,7 @@ def journal(bundle, delivery_id):
     if delivered is not None and delivered.get("DOCROUTE_BUNDLE_ID") != bundle:
         print(f"journal: delivered entry names {delivered.get('DOCROUTE_BUNDLE_ID')}, not {bundle}", file=sys.stderr)
         return 1
-    return 0 if delivered is not None and launched is not None else 1
+    return 0 if delivered is not None and (launched is not None or launched_bundle == "-") else 1
 
 
 def main(arguments):
@@ -133,8 +138,8 @@ def main(arguments):
         return hello(arguments[1])
     if len(arguments) >= 3 and arguments[0] == "subscribe":
         return subscribe(arguments[1], arguments[2], arguments[3:])
-    if len(arguments) == 3 and arguments[0] == "journal":
-        return journal(arguments[1], arguments[2])
+    if len(arguments) in (3, 4) and arguments[0] == "journal":
+        return journal(*arguments[1:])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -95,4 +95,33 @@ int docroute_install_crash_marker(int fd);
 /// even when the thread overflowed its stack. Returns 0, or -1 with errno set.
 int docroute_ensure_alternate_signal_stack(void);
 
+/// What `docroute_spawn_handler` could not do in the child, reported through `failed_step`.
+typedef enum {
+    docroute_spawn_ok = 0,
+    docroute_spawn_fork = 1,
+    docroute_spawn_ambient = 2,
+    docroute_spawn_groups = 3,
+    docroute_spawn_gid = 4,
+    docroute_spawn_bounding = 5,
+    docroute_spawn_uid = 6,
+    docroute_spawn_capset = 7,
+    docroute_spawn_no_new_privs = 8,
+    docroute_spawn_exec = 9,
+    docroute_spawn_pipe = 10,
+} docroute_spawn_step;
+
+/// Starts a handler: fork, then in the child (async-signal-safe system calls only) default signal
+/// dispositions and an empty signal mask, every descriptor above 2 closed, the ambient capability
+/// set cleared, with `change_identity` the supplementary groups, gid and uid set (raw setresgid /
+/// setresuid: only the one thread exists), the bounding set dropped (skipped, as the kernel
+/// refuses it, when the caller lacks CAP_SETPCAP: it is then not root and holds nothing the child
+/// could regain), the effective, permitted and inheritable sets emptied, no_new_privs set, then
+/// execve. Linux only.
+///
+/// Returns the child's pid, or -1 with errno set and `*failed_step` saying which step failed (the
+/// child reports its failure through a close-on-exec pipe and is reaped here).
+int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const envp[],
+                               int change_identity, uint32_t uid, uint32_t gid,
+                               const uint32_t *groups, size_t group_count, int *failed_step);
+
 #endif

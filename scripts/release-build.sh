@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The static release build that the Debian package and the container test ship: docrouted,
+# docroutectl and generate-manual (for the man pages), with Swift's runtime linked in (no Swift
+# on the target) and hardened linking (full RELRO, BIND_NOW, no RUNPATH into the toolchain).
+# One command for both, so that `make test` builds it once and `make deb` reuses it.
+#
+# usage: scripts/release-build.sh [LOG]    prints the folder holding the binaries on stdout;
+#                                           the build's own output goes to LOG (default stderr)
+# environment: SWIFT (default swift), DOCROUTE_SCRATCH_PATH (swift build --scratch-path)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+log=${1:-/dev/stderr}
+build=("${SWIFT:-swift}" build -c release --static-swift-stdlib --package-path "$repo"
+    -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xswiftc -no-toolchain-stdlib-rpath)
+if [ -n "${DOCROUTE_SCRATCH_PATH:-}" ]; then build+=(--scratch-path "$DOCROUTE_SCRATCH_PATH"); fi
+for product in docrouted docroutectl generate-manual; do
+    echo "${build[*]} --product $product" >>"$log"
+    "${build[@]}" --product "$product" >>"$log" 2>&1
+done
+"${build[@]}" --show-bin-path
