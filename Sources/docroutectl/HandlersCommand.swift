@@ -31,12 +31,8 @@ struct HandlersCommand: ParsableCommand {
             guard let handler = registry.handler(for: unitBundle) else {
                 throw ValidationError("no handler \(unitBundle) in \(try options.handlersDirectory()); docroutectl handlers lists them")
             }
-            let configuration: DaemonConfiguration
-            if options.config == nil, FileManager.default.fileExists(atPath: "/etc/docroute/docroute.toml") {
-                do { configuration = try DaemonConfiguration.load(path: "/etc/docroute/docroute.toml") } catch { throw ValidationError("\(error)") }
-            } else {
-                configuration = try options.configuration()
-            }
+            // The configuration the daemon uses (--config, $DOCROUTE_CONFIG, /etc/docroute/docroute.toml).
+            let configuration = try options.configuration()
             print(try HandlerUnitLines(handler: handler, configuration: configuration).script())
             return
         }
