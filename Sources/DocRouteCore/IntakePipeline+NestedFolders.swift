@@ -27,14 +27,6 @@ extension IntakePipeline {
             logger.error("folder inside a mailbox cannot be watched: \(error); files added later are found at the next scan",
                          metadata: ["path": "\(path)"])
         }
-        // Listed after the watch is in place, so a file landing in between is seen either way.
-        guard let fd = folders[path] ?? openFolder(path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
-            if entry.isDirectory && !isPackageFolder(entry.name) {
-                nestedFolderAppeared(in: folder, name: entry.name)
-            } else {
-                enqueue(.init(folder: folder, name: entry.name))
-            }
-        }
+        queueEntries(of: folder)
     }
 }

@@ -224,7 +224,14 @@ actor IntakePipeline {
         } catch {
             guard mailboxNotWatched(folder, name: name, error: error, attempt: attempt) else { return }
         }
-        guard let fd = folders[path] ?? openFolder(path) else { return }
+        queueEntries(of: folder)
+    }
+
+    /// Queues what a watched mailbox folder holds: its files and packages, and the plain folders
+    /// inside it (watched and listed in turn). Called once the folder's watch is in place, so a
+    /// file landing in between is seen either way.
+    func queueEntries(of folder: WatchedFolder) {
+        guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
         for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
             if entry.isDirectory && !isPackageFolder(entry.name) {
                 nestedFolderAppeared(in: folder, name: entry.name)

@@ -52,10 +52,7 @@ extension RoutingDaemon {
     func open(_ source: DocumentSource, mailbox: String?, bundleIdentifier: String?, id: String?, connection: ClientConnection) async {
         let snapshot = routing.withLockedValue { $0 }
         if case .url(let url) = source {
-            guard let scheme = Self.scheme(of: url) else {
-                connection.send(.error(id: id, code: .badRequest, message: "'\(url)' is not an absolute URL (scheme:…)"))
-                return
-            }
+            guard let scheme = Self.scheme(of: url, id: id, connection: connection) else { return }
             if scheme != "file" {
                 await openCustomURL(url, scheme: scheme, bundleIdentifier: bundleIdentifier, snapshot: snapshot, id: id, connection: connection)
                 return
@@ -146,10 +143,7 @@ extension RoutingDaemon {
     func candidates(for source: DocumentSource, id: String?, connection: ClientConnection) {
         let snapshot = routing.withLockedValue { $0 }
         if case .url(let url) = source {
-            guard let scheme = Self.scheme(of: url) else {
-                connection.send(.error(id: id, code: .badRequest, message: "'\(url)' is not an absolute URL (scheme:…)"))
-                return
-            }
+            guard let scheme = Self.scheme(of: url, id: id, connection: connection) else { return }
             if scheme != "file" {
                 let list = snapshot.selector.openInCandidates(scheme: scheme)
                 connection.send(.candidates(id: id, contentType: nil, candidates: Self.wireCandidates(list, registry: snapshot.registry)))
@@ -215,6 +209,15 @@ extension RoutingDaemon {
     static func scheme(of url: String) -> String? {
         guard let colon = url.firstIndex(of: ":"), URLSchemeClaim.isValidScheme(String(url[..<colon])) else { return nil }
         return url[..<colon].lowercased()
+    }
+
+    /// The URL's scheme, or nil after telling the client it is not an absolute URL.
+    static func scheme(of url: String, id: String?, connection: ClientConnection) -> String? {
+        guard let scheme = scheme(of: url) else {
+            connection.send(.error(id: id, code: .badRequest, message: "'\(url)' is not an absolute URL (scheme:…)"))
+            return nil
+        }
+        return scheme
     }
 
     static func notACandidate(_ bundleIdentifier: String, of subject: String, candidates: [HandlerCandidate]) -> String {
