@@ -177,7 +177,8 @@ extension ManifestReader {
             if var tags = dictionary["UTTypeTagSpecification"] as? [String: Any] {
                 let tagPath = path + "UTTypeTagSpecification."
                 for tagClass in ["public.filename-extension", "public.mime-type"] where tags[tagClass] != nil {
-                    tags[tagClass] = (strings(tags, tagClass, at: tagPath) ?? []).map(\.value)
+                    // Apple documents each tag as "a string or an array of strings": no warning for a string.
+                    tags[tagClass] = (strings(tags, tagClass, at: tagPath, stringIsDocumented: true) ?? []).map(\.value)
                 }
                 result["UTTypeTagSpecification"] = tags
             }

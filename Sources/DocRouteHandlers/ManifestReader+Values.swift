@@ -32,13 +32,16 @@ extension ManifestReader.Reader {
     }
 
     /// A key Apple documents as an array of strings. A lone string is a one-element array (as Launch
-    /// Services reads it); elements are trimmed; anything else is left out with a warning. Nil when
-    /// the key is absent.
-    mutating func strings(_ dictionary: [String: Any], _ key: String, at path: String) -> [Located<String>]? {
+    /// Services reads it), with a warning unless Apple documents the string form too
+    /// (`stringIsDocumented`: a tag specification's values are "a string or an array of strings");
+    /// elements are trimmed; anything else is left out with a warning. Nil when the key is absent.
+    mutating func strings(_ dictionary: [String: Any], _ key: String, at path: String, stringIsDocumented: Bool = false) -> [Located<String>]? {
         guard let value = dictionary[key] else { return nil }
         let keyPath = path + key
         if let string = value as? String {
-            warn(.oneElementArray, keyPath, "a string where an array of strings belongs; read as the one-element array [\(String(reflecting: string))]")
+            if !stringIsDocumented {
+                warn(.oneElementArray, keyPath, "a string where an array of strings belongs; read as the one-element array [\(String(reflecting: string))]")
+            }
             return nonEmpty(trimmed(string, at: keyPath), at: keyPath).map { [Located(keyPath: keyPath, value: $0)] } ?? []
         }
         guard let array = value as? [Any] else {

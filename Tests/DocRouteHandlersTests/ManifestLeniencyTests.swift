@@ -97,8 +97,6 @@ import Testing
             "strings.plist CFBundleDocumentTypes[1].CFBundleTypeMIMETypes one-element-array",
             "strings.plist CFBundleURLTypes[0].CFBundleURLSchemes one-element-array",
             "strings.plist UTExportedTypeDeclarations[0].UTTypeConformsTo one-element-array",
-            "strings.plist UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.filename-extension one-element-array",
-            "strings.plist UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.mime-type one-element-array",
         ])
         #expect(registry.warnings.first { $0.keyPath.hasSuffix("LSItemContentTypes") }?.message.contains(#"["com.example.doc"]"#) == true)
     }

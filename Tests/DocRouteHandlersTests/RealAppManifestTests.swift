@@ -46,14 +46,11 @@ import Testing
         #expect(selector.select(contentType: "public.data").bundleIdentifier == "com.ridiculousfish.HexFiend")
 
         #expect(Self.summary(registry.warnings) == [
-            "Transmission.plist UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.filename-extension one-element-array",
-            "Transmission.plist UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.mime-type one-element-array",
             "Transmission.plist UTExportedTypeDeclarations[0].UTTypeConformsTo[0] unknown-parent",
             "qBittorrent.plist CFBundleIdentifier whitespace-trimmed",
             "qBittorrent.plist CFBundleDocumentTypes[0].CFBundleTypeExtensions one-element-array",
             "qBittorrent.plist CFBundleURLTypes[0].CFBundleURLSchemes one-element-array",
             "qBittorrent.plist UTImportedTypeDeclarations[0].UTTypeConformsTo one-element-array",
-            "qBittorrent.plist UTImportedTypeDeclarations[0].UTTypeTagSpecification.public.filename-extension one-element-array",
         ])
         let parent = try #require(registry.warnings.first { $0.code.rawValue == "unknown-parent" })
         #expect(parent.message.contains("'com.bittorrent.torrent', which no one declares"), "\(parent.message)")
@@ -69,7 +66,6 @@ import Testing
         #expect(catalog.preferredType(forFilenameExtension: "weave") == nil, "the refused export's tags are not used")
         #expect(Self.summary(registry.warnings) == [
             "Firefox.plist CFBundleDocumentTypes[1].CFBundleTypeMIMETypes one-element-array",
-            "WebWeaver.plist UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.mime-type one-element-array",
             "WebWeaver.plist UTExportedTypeDeclarations[0] system-type-redefined",
         ])
 
