@@ -184,7 +184,14 @@ struct DaemonService: Service {
     func run() async throws {
         // Trap SIGHUP before READY=1 can go out: a reload asked for at once must be a reload.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        try await daemon.start(listeningOn: endpoint, descriptorEndpoint: descriptorEndpoint)
+        do {
+            try await daemon.start(listeningOn: endpoint, descriptorEndpoint: descriptorEndpoint)
+        } catch {
+            // Failing to start (a socket it cannot bind, say) releases the ledger, which removes its
+            // -wal: disarm the watch first, so the error the user needs is the one they see.
+            ledgerWatch.stop()
+            throw error
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in hangups {
