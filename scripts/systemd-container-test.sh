@@ -346,7 +346,7 @@ absent=""
 for file in /usr/bin/docrouted /usr/bin/docroutectl /lib/systemd/system/docroute.service /lib/systemd/system/docroute.socket \
     /lib/systemd/system/docroute-handler@.service /lib/systemd/system/docroute-handler@.path /usr/lib/sysusers.d/docroute.conf \
     /usr/lib/tmpfiles.d/docroute.conf /usr/lib/systemd/catalog/docroute.catalog /etc/docroute/docroute.toml \
-    /usr/share/man/man1/docrouted.1.gz /usr/share/man/man1/docroutectl.1.gz /usr/share/bash-completion/completions/docroutectl \
+    /usr/share/man/man8/docrouted.8.gz /usr/share/man/man5/docroute.toml.5.gz /usr/share/man/man1/docroutectl.1.gz /usr/share/bash-completion/completions/docroutectl \
     /usr/share/zsh/site-functions/_docroutectl /usr/share/fish/vendor_completions.d/docroutectl.fish /usr/share/doc/docroute/README.md \
     /usr/share/doc/docroute/copyright; do
     [ -e "$ctr$file" ] || absent="$absent $file"
@@ -397,7 +397,7 @@ client() { "${client_command[@]}" "$@"; }
 if welcome=$(client hello "$sock" 2>&1) && [ "$(in_container systemctl is-active docroute.service)" = active ]; then
     pass "socket activation: service was $service_before, a connection started it; $welcome"
 else
-    abort "socket activation ($welcome): $(in_container systemctl status docroute.service --no-pager -n 20 2>&1)"
+    abort "socket activation ($welcome): $(in_container systemctl status docroute.service --no-pager -n 20 2>&1) $(in_container systemctl status docroute.socket --no-pager -n 20 2>&1) $(in_container ls -la /run/docroute 2>&1)"
 fi
 status_text=$(in_container systemctl show -P StatusText docroute.service)
 if [ -n "$status_text" ]; then
