@@ -31,6 +31,8 @@ public final class DescriptorSocketServer: Sendable {
         var nextID: UInt64 = 1 << 48
         var stopped = false
         var path: String?
+        /// Bound here (true) or passed by systemd (false, and shared with systemd's socket unit).
+        var owned = false
     }
 
     /// A connection with no request for this long is closed.
@@ -61,9 +63,12 @@ public final class DescriptorSocketServer: Sendable {
             listener = try Self.bind(bound)
             path = bound
         }
+        let owned: Bool
+        if case .path = endpoint { owned = true } else { owned = false }
         state.withLockedValue {
             $0.listener = listener
             $0.path = path
+            $0.owned = owned
         }
         let thread = Thread { [self] in acceptLoop(listener) }
         thread.name = "docroute-fd-accept"
@@ -75,12 +80,36 @@ public final class DescriptorSocketServer: Sendable {
 
     /// Stops accepting; open connections finish their current request.
     public func stop() {
-        let listener = state.withLockedValue { state -> Int32 in
+        let (listener, path, owned) = state.withLockedValue { state -> (Int32, String?, Bool) in
             state.stopped = true
-            return state.listener
+            return (state.listener, state.path, state.owned)
         }
-        // Wakes the blocked accept(2) (EINVAL); the accepting thread closes the descriptor.
-        if listener >= 0 { Glibc.shutdown(listener, Int32(SHUT_RDWR)) }
+        guard listener >= 0 else { return }
+        if owned {
+            // Wakes the blocked accept(2) (EINVAL); the accepting thread closes the descriptor.
+            Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        } else if let path {
+            // systemd's socket: shutdown(2) would end it for systemd too (its socket unit fails and
+            // nothing listens any more). A connection of our own wakes accept(2) instead.
+            Self.connectOnce(to: path)
+        }
+    }
+
+    /// Connects to `path` and closes at once (to wake an accept(2) blocked on it).
+    static func connectOnce(to path: String) {
+        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { return }
+        defer { Glibc.close(socket) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
     }
 
     static func bind(_ path: String) throws -> Int32 {
@@ -118,6 +147,11 @@ public final class DescriptorSocketServer: Sendable {
     func acceptLoop(_ listener: Int32) {
         while true {
             let connection = docroute_accept_cloexec(listener)
+            if connection >= 0, state.withLockedValue({ $0.stopped }) {
+                // The wake-up connection of stop() (or one that came as it stopped).
+                Glibc.close(connection)
+                break
+            }
             if connection < 0 {
                 let code = errno
                 if state.withLockedValue({ $0.stopped }) { break }

@@ -94,6 +94,25 @@ import Glibc
             "no STOPPING=1 after SIGTERM:\n\(run.log)")
         let exit = try #require(run.waitForExit(seconds: 20), "docrouted did not exit within 20 s of SIGTERM:\n\(run.log)")
         #expect(exit == .exited(0), "docrouted ended with \(exit):\n\(run.log)")
+        // The sockets are systemd's: after the daemon stops they must still listen, so the next
+        // connection starts it again (a shutdown(2) on either would fail docroute.socket).
+        for path in [run.activatedSocketPath, run.descriptorSocketPath] {
+            let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(client) }
+            let connected = withUnsafePointer(to: Self.address(path)) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(connected == 0, "\(path) no longer listens after docrouted stopped: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func address(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        return address
     }
 
     /// A handler the daemon starts must not believe the activated socket, the notify socket or the
@@ -143,6 +162,9 @@ final class ActivatedDaemonRun: @unchecked Sendable {
     let notifySocketPath: String
     let logPath: String
     let listener: Int32
+    /// The descriptor socket, passed as fd 4 as docroute.socket's second ListenStream= passes it.
+    let descriptorSocketPath: String
+    let descriptorListener: Int32
     let listeningSocketInode: UInt64
     let notifications: NotifyListener
     private let lock = NSLock()
@@ -161,6 +183,8 @@ final class ActivatedDaemonRun: @unchecked Sendable {
         notifySocketPath = harness.root + "/notify.sock"
         logPath = harness.root + "/activated.log"
         listener = try Self.listeningSocket(at: activatedSocketPath)
+        descriptorSocketPath = harness.root + "/activated.fd.sock"
+        descriptorListener = try Self.listeningSocket(at: descriptorSocketPath)
         var info = stat()
         fstat(listener, &info)
         listeningSocketInode = UInt64(info.st_ino)
@@ -230,8 +254,8 @@ final class ActivatedDaemonRun: @unchecked Sendable {
             environment[key] = nil
         }
         environment["PATH"] = DaemonHarness.binDirectory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        environment["LISTEN_FDS"] = "1"
-        environment["LISTEN_FDNAMES"] = "docroute"
+        environment["LISTEN_FDS"] = "2"
+        environment["LISTEN_FDNAMES"] = "docroute:docroute"
         environment["NOTIFY_SOCKET"] = notifySocketPath
         environment["WATCHDOG_USEC"] = String(SystemdProtocolTests.watchdogMicroseconds)
 
@@ -241,12 +265,14 @@ final class ActivatedDaemonRun: @unchecked Sendable {
         // Copies from 10 up: a source that is itself 3 (or 1, 2) would make the dup2 actions below
         // keep close-on-exec or overwrite one another.
         let socketCopy = fcntl(listener, F_DUPFD_CLOEXEC, 10)
+        let descriptorSocketCopy = fcntl(descriptorListener, F_DUPFD_CLOEXEC, 10)
         let logCopy = fcntl(logFile, F_DUPFD_CLOEXEC, 10)
         defer {
             if socketCopy >= 0 { close(socketCopy) }
+            if descriptorSocketCopy >= 0 { close(descriptorSocketCopy) }
             if logCopy >= 0 { close(logCopy) }
         }
-        guard socketCopy >= 0, logCopy >= 0 else { throw HarnessError("fcntl(F_DUPFD_CLOEXEC): \(errno)") }
+        guard socketCopy >= 0, descriptorSocketCopy >= 0, logCopy >= 0 else { throw HarnessError("fcntl(F_DUPFD_CLOEXEC): \(errno)") }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -256,6 +282,7 @@ final class ActivatedDaemonRun: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, logCopy, 2)
         // dup2 clears close-on-exec on the copy: fd 3 is the only socket the daemon inherits.
         posix_spawn_file_actions_adddup2(&actions, socketCopy, 3)
+        posix_spawn_file_actions_adddup2(&actions, descriptorSocketCopy, 4)
 
         // systemd starts services with no blocked signals and default dispositions.
         var attributes = posix_spawnattr_t()
@@ -319,6 +346,7 @@ final class ActivatedDaemonRun: @unchecked Sendable {
         }
         notifications.stop()
         close(listener)
+        close(descriptorListener)
         harness.remove()
     }
 
