@@ -45,20 +45,6 @@ extension IntakeFile {
             return .failure(.tooLarge(size: Int64(info.st_size), limit: maxSize))
         }
         // The client's O_NONBLOCK would not change reads of a regular file; nothing to undo.
-        var head = [UInt8](repeating: 0, count: min(headLength, max(Int(info.st_size), 0)))
-        var filled = 0
-        while filled < head.count {
-            let count = head.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
-            }
-            if count < 0 { return .failure(.unreadable(errno: errno)) }
-            if count == 0 { break }
-            filled += count
-        }
-        head.removeSubrange(filled...)
-        return .success(IntakeFile(
-            descriptor: descriptor, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modificationTimeNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            ownerUID: info.st_uid, linkCount: UInt64(info.st_nlink), head: head))
+        return reading(descriptor, info, headLength: headLength).mapError { .unreadable(errno: $0.rawValue) }
     }
 }

@@ -1,3 +1,4 @@
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,23 +88,31 @@ public struct IntakeFile: Sendable {
         // Back to blocking reads for the copy; the descriptor is a regular file now.
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        switch reading(fd, info, headLength: headLength) {
+        case .success(let file): return .success(file)
+        case .failure(let error):
+            close(fd)
+            return .failure(.unreadable(errno: error.rawValue))
+        }
+    }
+
+    /// The file open on `descriptor` (described by `info`) with its first `headLength` bytes, read
+    /// from offset 0 with pread whatever its position; on failure the errno. The descriptor stays
+    /// open either way: the caller owns it.
+    static func reading(_ descriptor: Int32, _ info: stat, headLength: Int) -> Result<IntakeFile, Errno> {
         var head = [UInt8](repeating: 0, count: min(headLength, max(Int(info.st_size), 0)))
         var filled = 0
         while filled < head.count {
             let count = head.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
+                retryingOnInterrupt { pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
             }
-            if count < 0 {
-                let code = errno
-                close(fd)
-                return .failure(.unreadable(errno: code))
-            }
+            if count < 0 { return .failure(Errno(rawValue: errno)) }
             if count == 0 { break }
             filled += count
         }
         head.removeSubrange(filled...)
         return .success(IntakeFile(
-            descriptor: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            descriptor: descriptor, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             modificationTimeNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             ownerUID: info.st_uid, linkCount: UInt64(info.st_nlink), head: head))
     }
