@@ -143,7 +143,7 @@ public final class LedgerBackend: DeliveryBackend {
 
     public func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {
         await reclaimer.run(report: report) { [reclaimPool] work in
-            _ = try? await reclaimPool.runIfActive(work)
+            (try? await reclaimPool.runIfActive(work)) ?? 0
         }
     }
 

@@ -215,6 +215,8 @@ public final class SourceReclaimer: Sendable {
         public var loadedInterval: Duration = .milliseconds(100)
         /// Past this many waiting, they are freed at full speed even under load.
         public var highWater = 262_144
+        /// After a chunk that freed nothing (its ledger note could not be written), the pause.
+        public var retryInterval: Duration = .seconds(5)
 
         public init() {}
     }
@@ -225,7 +227,7 @@ public final class SourceReclaimer: Sendable {
     public func run(
         pace: Pace = Pace(),
         report: @Sendable (Int) -> Void = { _ in },
-        blocking: @Sendable (@escaping @Sendable () -> Int) async -> Void
+        blocking: @Sendable (@escaping @Sendable () -> Int) async -> Int
     ) async {
         var wakeUps = self.wakeUps.makeAsyncIterator()
         var reported = 0
@@ -241,12 +243,14 @@ public final class SourceReclaimer: Sendable {
                 guard await wakeUps.next() != nil else { return }
                 continue
             }
-            if quiet || waiting > pace.highWater {
-                await blocking { [self] in reclaim(limit: pace.chunk) }
-                continue
+            let fast = quiet || waiting > pace.highWater
+            let freed = await blocking { [self] in reclaim(limit: fast ? pace.chunk : pace.loadedChunk) }
+            if freed == 0 {
+                // The ledger note or the unlinks failed (logged): try again later, not in a loop.
+                try? await Task.sleep(for: pace.retryInterval)
+            } else if !fast {
+                try? await Task.sleep(for: pace.loadedInterval)
             }
-            await blocking { [self] in reclaim(limit: pace.loadedChunk) }
-            try? await Task.sleep(for: pace.loadedInterval)
         }
     }
 }

@@ -87,6 +87,36 @@ import Glibc
         #expect(try ledger.recordsWithSourcesKept().isEmpty)
     }
 
+    /// A ledger that refuses the note is tried again after a pause, not in a tight loop.
+    @Test func aRefusedNoteIsRetriedAfterAPauseNotInALoop() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/a.pdb", "a")
+        struct Refused: Error {}
+        let attempts = Mutex(0)
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { _ in
+            attempts.withLock { $0 += 1 }
+            throw Refused()
+        }
+        try reclaimer.open(stateDirectory: try scratch.folder("state"))
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
+        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
+        var pace = SourceReclaimer.Pace()
+        pace.quietAfter = .zero
+        pace.retryInterval = .seconds(30)
+        let running = Task { await reclaimer.run(pace: pace) { work in work() } }
+        try await Task.sleep(for: .milliseconds(500))
+        running.cancel()
+        await running.value
+
+        #expect(attempts.withLock { $0 } == 1, "one attempt, then a pause")
+        #expect(reclaimer.pending == 1)
+        #expect(scratch.list("state/reclaim").count == 1)
+    }
+
     @Test func openingFreesWhatThePreviousRunLeft() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
