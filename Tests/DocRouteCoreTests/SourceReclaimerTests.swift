@@ -55,27 +55,35 @@ import Glibc
         #expect(try ledger.recordsWithSourcesKept().isEmpty)
     }
 
-    /// Everything in the folder was delivered (names enter it only after their commit), so a
-    /// restart frees what a crash or a stop left there.
+    struct Refused: Error {}
+
+    /// Delivers `inbox/a.pdb` with a reclaimer (opened on `state/`) that notes removals with
+    /// `noteRemoved`; the source then waits in the reclaim folder.
+    static func oneFileDelivered(
+        in scratch: Scratch, ledger: DeliveryLedger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void
+    ) throws -> SourceReclaimer {
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        try scratch.write("inbox/a.pdb", "a")
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger, noteRemoved: noteRemoved)
+        try reclaimer.open(stateDirectory: try scratch.folder("state"))
+        let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
+        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
+        return reclaimer
+    }
+
     /// Nothing is freed before its note is in the ledger: a note that cannot be written keeps the
     /// sources waiting (a new file reusing a freed inode could otherwise pass for the delivered one).
     @Test func aSourceIsNotFreedBeforeTheLedgerNotesIt() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
-        try scratch.write("inbox/a.pdb", "a")
-        struct Refused: Error {}
         let ledgerWorks = Mutex(false)
         let ledger = try Fixtures.ledger(scratch)
-        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { ids in
+        let reclaimer = try Self.oneFileDelivered(in: scratch, ledger: ledger) { ids in
             guard ledgerWorks.withLock({ $0 }) else { throw Refused() }
             try ledger.markSourcesRemoved(ids, durably: true)
         }
-        try reclaimer.open(stateDirectory: try scratch.folder("state"))
-        let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
-        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
 
         #expect(reclaimer.reclaimAll() == 0)
         #expect(scratch.list("state/reclaim").count == 1)
@@ -91,19 +99,11 @@ import Glibc
     @Test func aRefusedNoteIsRetriedAfterAPauseNotInALoop() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
-        try scratch.write("inbox/a.pdb", "a")
-        struct Refused: Error {}
         let attempts = Mutex(0)
-        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { _ in
+        let reclaimer = try Self.oneFileDelivered(in: scratch, ledger: try Fixtures.ledger(scratch)) { _ in
             attempts.withLock { $0 += 1 }
             throw Refused()
         }
-        try reclaimer.open(stateDirectory: try scratch.folder("state"))
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), reclaimer: reclaimer, logger: Fixtures.logger)
-        #expect(batch.deliver([try inbox.request("a.pdb", container: container)]).first?.record != nil)
         var pace = SourceReclaimer.Pace()
         pace.quietAfter = .zero
         pace.retryInterval = .seconds(30)
@@ -117,6 +117,8 @@ import Glibc
         #expect(scratch.list("state/reclaim").count == 1)
     }
 
+    /// Everything in the folder was delivered (names enter it only after their commit), so a
+    /// restart frees what a crash or a stop left there.
     @Test func openingFreesWhatThePreviousRunLeft() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
