@@ -55,22 +55,106 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The daemon's working parts: watching, intake, delivery, ledger, socket server.
+        // The daemon, one target per job in the order a file flows through it (docs/ARCHITECTURE.md).
+        // Each imports only targets above it: Platform → Configuration → Maildir → Intake → Ledger →
+        // Delivery → Server → Operations → Daemon.
+        // System calls, descriptors, folders, users: the only target with the C shim.
         .target(
-            name: "DocRouteCore",
+            name: "DocRoutePlatform",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim", "DocRouteMail",
+                "CDocRouteShim",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // docroute.toml read and checked; the MIME database chosen.
+        .target(
+            name: "DocRouteConfiguration",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteTypes", "DocRouteHandlers",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A Maildir's messages read into attachment files (the parser is DocRouteMail).
+        .target(
+            name: "DocRouteMaildir",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", "DocRouteProtocol",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // inotify, the arrival queue, typing and handler selection: files in, delivery requests out.
+        .target(
+            name: "DocRouteIntake",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteMail",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The delivery ledger (SQLite through GRDB): what was delivered, what is owed, acknowledgements.
+        .target(
+            name: "DocRouteLedger",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Copies into sandboxes in batches, durable before they count; quarantine; reclamation.
+        .target(
+            name: "DocRouteDelivery",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The Unix sockets, requests, telling handlers (dispatch) and launching them.
+        .target(
+            name: "DocRouteServer",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
+                "DocRouteHandlers", "DocRouteProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // What the daemon is doing: status, metrics, progress.
+        .target(
+            name: "DocRouteOperations",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
+                "DocRouteServer", "DocRouteProtocol",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // Wires the parts together: start, reload, shutdown, and the requests that need them all.
+        .target(
+            name: "DocRouteDaemon",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
+                "DocRouteServer", "DocRouteOperations",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Library for handlers written in Swift.
@@ -89,7 +173,8 @@ let package = Package(
         .executableTarget(
             name: "docrouted",
             dependencies: [
-                "DocRouteCore", "DocRouteSystemd",
+                "DocRouteDaemon", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteLedger", "DocRouteDelivery",
+                "DocRouteServer", "DocRouteSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -99,7 +184,8 @@ let package = Package(
         .executableTarget(
             name: "docroutectl",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteCore", "DocRouteMail",
+                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteMail",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // IOError's errno, to say why a connect failed.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -119,7 +205,7 @@ let package = Package(
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"], exclude: ["Fixtures"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
         // The Maildir tests drive DocRouteCore's Maildir pieces too; Fixtures holds Python scripts.
-        .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake"], exclude: ["Fixtures"]),
         .testTarget(
             name: "DocRouteClientTests",
             dependencies: [
@@ -128,7 +214,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "DocRouteCoreTests", dependencies: ["DocRouteCore"]),
+        .testTarget(
+            name: "DocRouteCoreTests",
+            dependencies: [
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake", "DocRouteLedger",
+                "DocRouteDelivery", "DocRouteServer", "DocRouteOperations", "DocRouteDaemon",
+            ]
+        ),
         .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
         .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "docrouted", "docroutectl", "docroute-bench"]),

@@ -1,5 +1,9 @@
 import ArgumentParser
-import DocRouteCore
+import DocRouteConfiguration
+import DocRouteDelivery
+import DocRouteIntake
+import DocRouteMaildir
+import DocRoutePlatform
 import DocRouteHandlers
 import Foundation
 
@@ -18,7 +22,7 @@ struct HandlerUnitLines {
         guard let command = handler.manifest.launchCommand else {
             throw ValidationError("\(bundle) has no DocRouteLaunchCommand in \(handler.manifest.file): add the command that starts it (it subscribes itself), or run it with docroutectl subscribe \(bundle) --exec CMD")
         }
-        guard let instance = HandlerLauncher.unitInstance(for: handler.manifest.user) else {
+        guard let instance = HandlerAccount.unitInstance(for: handler.manifest.user) else {
             throw ValidationError("\(bundle) runs as '\(handler.manifest.user)' (DocRouteUser in \(handler.manifest.file)); a handler started by systemd runs as a user of its own, never root: create one (a sysusers.d line such as 'u \(bundle.split(separator: ".").last.map(String.init) ?? "handler") - \"\(bundle)\" /nonexistent') and name it in DocRouteUser")
         }
         let container = handler.manifest.container ?? configuration.containersDirectory + "/" + bundle

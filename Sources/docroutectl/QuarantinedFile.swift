@@ -1,4 +1,8 @@
-import DocRouteCore
+import DocRouteConfiguration
+import DocRouteDelivery
+import DocRouteIntake
+import DocRouteMaildir
+import DocRoutePlatform
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,9 @@
 import ArgumentParser
-import DocRouteCore
+import DocRouteConfiguration
+import DocRouteDelivery
+import DocRouteIntake
+import DocRouteMaildir
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 

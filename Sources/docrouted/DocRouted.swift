@@ -1,5 +1,10 @@
 import ArgumentParser
-import DocRouteCore
+import DocRouteConfiguration
+import DocRouteDaemon
+import DocRouteDelivery
+import DocRouteLedger
+import DocRoutePlatform
+import DocRouteServer
 import DocRouteSystemd
 import Foundation
 import Logging

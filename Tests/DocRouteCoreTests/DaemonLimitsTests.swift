@@ -1,6 +1,14 @@
 import Foundation
 import Testing
-@testable import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
 
 /// The pieces behind issue 16's hardening that need no daemon: lookups safe from any thread, the
 /// administrators' group, the connection accounting, the new configuration keys.

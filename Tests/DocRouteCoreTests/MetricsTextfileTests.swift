@@ -3,7 +3,15 @@ import Logging
 import NIOConcurrencyHelpers
 import SystemPackage
 import Testing
-@testable import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
 
 /// The debounce that keeps `metrics_textfile` current without a timer, and the atomic write.
 @Suite struct MetricsTextfileTests {

@@ -2,7 +2,15 @@ import DocRouteProtocol
 import Foundation
 import Logging
 import Testing
-@testable import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
 
 /// The counts behind `status` and the metrics: progress with rate and estimate, the ledger tally,
 /// the Prometheus text.

@@ -1,7 +1,15 @@
 import Foundation
 import SystemPackage
 import Testing
-@testable import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
 
 @Suite struct QuarantineTests {
     func quarantine(_ inbox: TestInbox, _ name: String, into quarantine: Quarantine, chain: String = "", reason: String = "no handler claims it") throws -> FilePath {

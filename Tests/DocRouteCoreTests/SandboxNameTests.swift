@@ -1,5 +1,13 @@
 import Testing
-@testable import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
 
 @Suite struct SandboxNameTests {
     @Test(arguments: [

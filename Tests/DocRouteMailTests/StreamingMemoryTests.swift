@@ -1,4 +1,7 @@
-import DocRouteCore
+@testable import DocRouteConfiguration
+@testable import DocRouteIntake
+@testable import DocRouteMaildir
+@testable import DocRoutePlatform
 import DocRouteMail
 import Foundation
 import Logging

@@ -1,0 +1,161 @@
+import DocRouteHandlers
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `docrouted --check` looks at before the daemon would use it: the handlers (each failed
+/// manifest), the inboxes and the folders docrouted writes (there and writable, or creatable),
+/// the MIME database and the socket path. Each finding says what to do; a ``Finding/Severity/fatal``
+/// one would stop delivery.
+package struct ConfigurationCheck: Sendable {
+    package struct Finding: Sendable, CustomStringConvertible {
+        package enum Severity: String, Sendable {
+            /// In place.
+            case ok
+            /// Worth knowing; nothing to do (a folder docrouted will create).
+            case note
+            /// Delivery goes on, some of it differently than meant.
+            case warning
+            /// Would stop delivery, for some files or all.
+            case fatal = "FAILED"
+        }
+
+        package var severity: Severity
+        /// What was checked: "handlers", "inbox", "socket", …
+        package var subject: String
+        package var message: String
+
+        package var description: String {
+            "\(severity.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(subject.padding(toLength: 12, withPad: " ", startingAt: 0)) \(message)"
+        }
+    }
+
+    package let configuration: DaemonConfiguration
+
+    package init(configuration: DaemonConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Every finding, in the order the daemon uses things.
+    package func run(mime: MIMEDatabaseChoice, socketPassedBySystemd: Bool = false) -> [Finding] {
+        var findings = handlers()
+        for inbox in configuration.inboxes {
+            findings.append(Self.folder(inbox.path, role: "inbox", what: "\(inbox.kind.rawValue) inbox"))
+        }
+        findings.append(Self.folder(configuration.stateDirectory, role: "state", what: "state_directory (ledger, defaults)"))
+        findings.append(Self.folder(configuration.containersDirectory, role: "containers", what: "containers_directory"))
+        findings.append(Self.folder(configuration.quarantineDirectory, role: "quarantine", what: "quarantine_directory"))
+        if let textfile = configuration.metricsTextfile {
+            var finding = Self.folder((textfile as NSString).deletingLastPathComponent, role: "metrics", what: "metrics_textfile's folder")
+            if finding.severity == .fatal || finding.severity == .note {
+                // Metrics never stop delivery, and docrouted does not create their folder.
+                finding.severity = .warning
+                finding.message += "; no metrics are written until it is"
+            }
+            findings.append(finding)
+        }
+        findings.append(Finding(severity: mime.isDegraded ? .warning : .ok, subject: "mime", message: mime.explanation))
+        findings.append(socket(passedBySystemd: socketPassedBySystemd))
+        return findings
+    }
+
+    /// The handlers folder and each manifest: a failed one is a handler that gets nothing.
+    func handlers() -> [Finding] {
+        let path = configuration.handlersDirectory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return [Finding(severity: .fatal, subject: "handlers", message: """
+                \(path) (handlers_directory) does not exist: no handler is registered and every file would be \
+                quarantined; create it and put handler Info.plists in it, or fix handlers_directory in \(configuration.file)
+                """)]
+        }
+        guard access(path, R_OK | X_OK) == 0 else {
+            return [Finding(severity: .fatal, subject: "handlers", message: "\(path) cannot be read by uid \(getuid()): \(String(cString: strerror(errno))); make it readable by docrouted's user")]
+        }
+        let registry = HandlerDirectory(path: path).load(logger: .init(label: "docrouted.check", factory: { _ in SwiftLogNoOpLogHandler() }))
+        var findings: [Finding] = []
+        if registry.handlers.isEmpty {
+            findings.append(Finding(severity: registry.failures.isEmpty ? .warning : .ok, subject: "handlers",
+                                    message: "\(path): no handler loaded; every file would be quarantined until one is installed"))
+        } else {
+            findings.append(Finding(severity: .ok, subject: "handlers", message: "\(path): \(registry.handlers.count) loaded (\(registry.handlers.map(\.bundleIdentifier).joined(separator: ", ")))"))
+        }
+        for failure in registry.failures {
+            findings.append(Finding(severity: .fatal, subject: "handler", message: "\(failure.error.description)"))
+        }
+        for issue in registry.typeIssues {
+            findings.append(Finding(severity: .warning, subject: "type", message: "\(issue)"))
+        }
+        return findings
+    }
+
+    /// A folder docrouted reads and writes: there and writable, or creatable (its nearest existing
+    /// parent writable), by the user this check runs as.
+    package static func folder(_ path: String, role: String, what: String) -> Finding {
+        let user = "uid \(getuid())"
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) is not a folder; remove what is there or change the path")
+            }
+            guard access(path, W_OK | X_OK) == 0 else {
+                return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) is not writable by \(user): \(String(cString: strerror(errno))); chown it to docrouted's user or run docrouted as its owner")
+            }
+            return Finding(severity: .ok, subject: role, message: "\(path) (\(what)) exists, writable by \(user)")
+        }
+        var parent = (path as NSString).deletingLastPathComponent
+        while !parent.isEmpty, parent != "/", !FileManager.default.fileExists(atPath: parent) {
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+        if parent.isEmpty { parent = "/" }
+        guard access(parent, W_OK | X_OK) == 0 else {
+            return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) does not exist and cannot be created: \(parent) is not writable by \(user); create it (systemd-tmpfiles --create docroute.conf) and give it to docrouted's user")
+        }
+        return Finding(severity: .note, subject: role, message: "\(path) (\(what)) does not exist; docrouted will create it")
+    }
+
+    func socket(passedBySystemd: Bool) -> Finding {
+        let path = configuration.socket
+        if passedBySystemd {
+            return Finding(severity: .ok, subject: "socket", message: "passed by systemd (docroute.socket); \(path) is not bound by docrouted")
+        }
+        guard path.utf8.count <= 107 else {
+            return Finding(severity: .fatal, subject: "socket", message: "\(path) is \(path.utf8.count) bytes, longer than a Unix socket path may be (107); choose a shorter socket")
+        }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+                return Finding(severity: .fatal, subject: "socket", message: "\(path) exists and is not a socket; remove it or choose another socket")
+            }
+            if Self.answers(path) {
+                return Finding(severity: .note, subject: "socket", message: "\(path): a docrouted already listens on it (this check leaves it alone); a second one would fail to start")
+            }
+            return Finding(severity: .ok, subject: "socket", message: "\(path): a stale socket file, replaced at start")
+        }
+        var finding = Self.folder((path as NSString).deletingLastPathComponent, role: "socket", what: "the socket's folder")
+        finding.message = "\(path): " + finding.message
+        return finding
+    }
+
+    /// Whether something accepts connections on the Unix socket `path`.
+    static func answers(_ path: String) -> Bool {
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        var result: Int32
+        repeat {
+            result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        } while result != 0 && errno == EINTR
+        return result == 0
+    }
+}

@@ -1,0 +1,104 @@
+import DocRouteHandlers
+import DocRoutePlatform
+import DocRouteProtocol
+import DocRouteServer
+import DocRouteTypes
+import Foundation
+
+extension RoutingDaemon: RequestResponder {
+    package func respond(to message: ClientMessage, from connection: ClientConnection) async {
+        // Acknowledgements are written in the background; any other request first waits for them,
+        // so what it reads (status counts, what a subscription is owed) already counts them.
+        if case .ack = message {} else { await dispatcher.acknowledgementsWritten() }
+        switch message {
+        case .hello(let version, let id):
+            if version == 1 {
+                connection.send(welcome(id: id))
+            } else {
+                connection.send(.error(id: id, code: .unsupportedProtocol, message: "protocol \(version) is not spoken here; docrouted speaks protocol 1"))
+            }
+        case .subscribe(let id, let bundleIdentifier):
+            let registry = routing.withLockedValue { $0.registry }
+            guard let handler = registry.handler(for: bundleIdentifier) else {
+                connection.send(.error(id: id, code: .unknownHandler, message: "no registered handler is '\(bundleIdentifier)'"))
+                return
+            }
+            guard Self.may(connection.credentials, actAs: handler) else {
+                connection.send(.error(id: id, code: .notPermitted, message: "uid \(connection.credentials.uid) may not subscribe as \(handler.bundleIdentifier) (DocRouteUser is \(handler.manifest.user))"))
+                return
+            }
+            if let error = await dispatcher.subscribe(handler, connection: connection, requestID: id) {
+                connection.send(.error(error))
+            } else {
+                connection.markSubscribed()
+                await launcher.subscribed(handler.bundleIdentifier)
+            }
+        case .ack(let deliveryID, let handled, let id):
+            if let error = await dispatcher.acknowledge(deliveryID: deliveryID, handled: handled, connection: connection, requestID: id) {
+                connection.send(.error(error))
+            }
+        case .open(let id, let url, let mailbox, let bundleIdentifier):
+            await open(.url(url), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
+        case .openDescriptor(let id, let name, let mailbox, let bundleIdentifier):
+            await open(.descriptor(name: name), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
+        case .candidates(let id, let url):
+            candidates(for: .url(url), id: id, connection: connection)
+        case .candidatesDescriptor(let id, let name):
+            candidates(for: .descriptor(name: name), id: id, connection: connection)
+        case .status(let id):
+            guard administrators.withLockedValue({ $0 }).admits(connection.credentials) else {
+                connection.send(.error(id: id, code: .notPermitted, message: "status is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
+                return
+            }
+            connection.send(await status(id: id))
+        }
+    }
+
+    package func connectionClosed(_ connection: ClientConnection) async {
+        await dispatcher.disconnected(connection)
+    }
+
+    func status(id: String?) async -> DaemonMessage {
+        let registry = routing.withLockedValue { $0.registry }
+        var handlers: [HandlerStatus] = []
+        for handler in registry.handlers {
+            // An indexed count (delivery_handler_state); everything else comes from memory.
+            let pending = (try? await backend.owedCount(bundleIdentifier: handler.bundleIdentifier)) ?? 0
+            var fields = activity.handlerFields(handler.bundleIdentifier)
+            fields["inFlight"] = .integer(Int64(await dispatcher.inFlightCount(handler.bundleIdentifier)))
+            handlers.append(HandlerStatus(
+                bundleIdentifier: handler.bundleIdentifier, subscribed: await dispatcher.isSubscribed(handler.bundleIdentifier),
+                pending: pending, extra: fields))
+        }
+        let folders = watcher.watchedFolders
+        let inboxes = configuration.inboxes.enumerated().map { index, inbox in
+            // A Maildir's `.Name` folder waiting for its `new/` is not a mailbox yet.
+            let mailboxes = Set(folders.filter { $0.inbox == index && $0.role != .maildirFolder }.compactMap(\.mailbox))
+                .subtracting([inbox.defaultMailbox])
+            return InboxStatus(path: inbox.path, mailboxes: [inbox.defaultMailbox] + mailboxes.sorted(),
+                        extra: activity.inboxFields(index).merging(["kind": .string(inbox.kind.rawValue)]) { $1 })
+        }
+        var extra = activity.statusFields()
+        extra["failedManifests"] = .array(registry.failures.map { .string($0.error.description) })
+        extra["deliveredSinceStart"] = .integer(Int64(await intake.deliveredCount))
+        extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
+        extra["daemon"] = .string(Self.version)
+        // What `docroutectl default set` waits for: the defaults the daemon routes with now.
+        let defaults = routing.withLockedValue { $0.defaults }
+        extra["adminDefaults"] = .object([
+            "types": .object(defaults.types.mapValues { .string($0) }),
+            "schemes": .object(defaults.schemes.mapValues { .string($0) }),
+        ])
+        extra["quarantineDirectory"] = .string(configuration.quarantineDirectory)
+        return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
+    }
+
+    /// The configured user, or root.
+    static func may(_ peer: PeerCredentials, actAs handler: RegisteredHandler) -> Bool {
+        if peer.uid == 0 { return true }
+        switch handler.manifest.user {
+        case .uid(let uid): return peer.uid == uid
+        case .name(let name): return UserDatabase.user(named: name)?.uid == peer.uid
+        }
+    }
+}

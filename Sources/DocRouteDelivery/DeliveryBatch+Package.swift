@@ -1,0 +1,232 @@
+import DocRouteIntake
+import DocRoutePlatform
+import DocRouteLedger
+import Foundation
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension DeliveryBatch {
+    /// One package document (a folder whose type is a package, e.g. `Report.rtfd/`) to deliver
+    /// whole from an inbox.
+    package struct PackageRequest: Sendable {
+        /// The delivery's id (sent to the handler; never changes).
+        package var deliveryID: UUID
+        private var sourceDirectoryNumber: CInt
+        /// The inbox folder holding the package; the batch opens the package itself from it.
+        package var sourceDirectory: FileDescriptor { FileDescriptor(rawValue: sourceDirectoryNumber) }
+        /// The package's name in ``sourceDirectory`` (raw bytes).
+        package var sourceName: [UInt8]
+        /// The package's path, for the ledger (recovery removes a delivered source by it) and logs.
+        package var sourcePath: FilePath
+        /// The handler's container root; the package goes to `Documents/Inbox/<mailbox>/` below it.
+        package var containerRoot: FilePath
+        /// The mailbox folder.
+        package var mailbox: String
+        /// Owner of the copy, applied when docrouted runs as root.
+        package var owner: SandboxWriter.Owner?
+        /// The name the package keeps (before the name rule).
+        package var originalName: String
+        /// The extension chain the type engine recognised (`.rtfd`).
+        package var extensionChain: String
+        /// The package's Uniform Type Identifier.
+        package var contentType: String
+        /// The handler it goes to.
+        package var bundleIdentifier: String
+        /// `sourceApplication` of the event, if any.
+        package var sourceApplication: String?
+        /// Extra annotation entries as a JSON object, or `nil`.
+        package var annotation: String?
+
+        /// Creates a request.
+        package init(
+            deliveryID: UUID = UUID(), sourceDirectory: FileDescriptor, sourceName: [UInt8], sourcePath: FilePath,
+            containerRoot: FilePath, mailbox: String, owner: SandboxWriter.Owner? = nil, originalName: String,
+            extensionChain: String, contentType: String, bundleIdentifier: String,
+            sourceApplication: String? = nil, annotation: String? = nil
+        ) {
+            self.deliveryID = deliveryID
+            self.sourceDirectoryNumber = sourceDirectory.rawValue
+            self.sourceName = sourceName
+            self.sourcePath = sourcePath
+            self.containerRoot = containerRoot
+            self.mailbox = mailbox
+            self.owner = owner
+            self.originalName = originalName
+            self.extensionChain = extensionChain
+            self.contentType = contentType
+            self.bundleIdentifier = bundleIdentifier
+            self.sourceApplication = sourceApplication
+            self.annotation = annotation
+        }
+    }
+
+    /// Temporary folders of package copies are named this plus a UUID; a final name never starts
+    /// with a dot, and file temporaries end in `.tmp`, so none of these can be confused.
+    package static let packageTemporaryPrefix = ".docroute-tmp-"
+
+    /// The source size and modification time recorded for a package source. A folder's own size
+    /// and times change while its tree is removed, so a package source is known by its path,
+    /// device and inode alone; this value in both columns also marks the row as a package's.
+    package static let packageSourceMarker: Int64 = -1
+
+    /// Whether a staged row's temporary is a package's temporary folder.
+    static func isPackageTemporary(_ name: String) -> Bool { name.hasPrefix(packageTemporaryPrefix) }
+
+    /// Delivers one package whole: its tree (regular files and folders only) is copied into a
+    /// temporary folder in the mailbox folder, every file and folder fsynced, the ledger row
+    /// staged, the folder renamed to its final name without replacing anything (the name rule
+    /// of files: `Report.rtfd`, then `Report-1.rtfd`), the mailbox folder fsynced, the row
+    /// committed, and then the source tree removed from the inbox bottom-up and the inbox synced.
+    ///
+    /// A failure before the commit removes the temporary folder and leaves the source. A source
+    /// that was committed before (a crash interrupted its removal) is removed, not delivered again.
+    package func deliverPackage(_ request: PackageRequest) -> Outcome {
+        deliverPackage(request, stoppingAfter: nil)
+    }
+
+    /// The steps of a package delivery; tests stop after one to play a crash.
+    enum PackageStep: Int, Comparable {
+        case copy, stage, place, commit
+
+        static func < (lhs: PackageStep, rhs: PackageStep) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Delivers, stopping after `lastStep` without cleaning anything up, as a crash would.
+    func deliverPackage(_ request: PackageRequest, stoppingAfter lastStep: PackageStep?) -> Outcome {
+        serial.withLock { _ in runPackage(request, stoppingAfter: lastStep) }
+    }
+
+    private func runPackage(_ request: PackageRequest, stoppingAfter lastStep: PackageStep?) -> Outcome {
+        let crashed = Outcome.failed(DeliveryError(code: .io, message: "A test stopped this package delivery."))
+        let path = request.sourcePath.string
+        let source: CInt
+        do {
+            source = try PackageTree.withCName(request.sourceName) { name in
+                try PackageTree.openFolder(name, in: request.sourceDirectory.rawValue, describing: path)
+            }
+        } catch {
+            return .failed(DeliveryLedger.ledgerError("open the package", error))
+        }
+        defer { close(source) }
+        let sourceStatus: SystemCall.FileStatus
+        do {
+            let found = try SystemCall.status(of: FileDescriptor(rawValue: source), describing: path)
+            sourceStatus = SystemCall.FileStatus(
+                device: found.device, inode: found.inode, mode: found.mode, linkCount: found.linkCount,
+                userID: found.userID, groupID: found.groupID,
+                size: Self.packageSourceMarker, modificationTimeNanoseconds: Self.packageSourceMarker)
+            if let earlier = try ledger.deliveredRecords(forSources: [(sourceStatus, request.sourcePath, false)])[0] {
+                removePackageSource(request, status: sourceStatus, deliveryID: earlier.deliveryID)
+                return .alreadyDelivered(earlier)
+            }
+        } catch {
+            return .failed(DeliveryLedger.ledgerError("look up the package", error))
+        }
+
+        let mailbox = SandboxName.sanitizedComponent(request.mailbox)
+        let folder: SandboxWriter.Folder
+        do {
+            folder = try writer.openFolder(root: request.containerRoot, components: ["Documents", "Inbox", mailbox], owner: request.owner, create: true)
+        } catch {
+            return .failed(DeliveryLedger.ledgerError("open the mailbox folder", error))
+        }
+        defer { folder.close() }
+        let temporaryName = Self.packageTemporaryPrefix + UUID().uuidString.lowercased()
+        let temporaryPath = folder.path(of: temporaryName).string
+        var staged = false
+        var placedName: String?
+        do {
+            let temporary = try PackageTree.withCName(Array(temporaryName.utf8)) { name -> CInt in
+                _ = try SystemCall.check("create folder", temporaryPath) { mkdirat(folder.descriptor.rawValue, name, 0o700) }
+                return try PackageTree.openFolder(name, in: folder.descriptor.rawValue, describing: temporaryPath)
+            }
+            defer { close(temporary) }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
+            defer { buffer.deallocate() }
+            _ = try PackageTree.copy(
+                from: source, describing: path, to: temporary, describing: temporaryPath,
+                owner: request.owner, fileMode: writer.fileMode, folderMode: writer.folderMode,
+                accessUserID: writer.accessUserID, buffer: buffer, logger: logger)
+            let (size, sha256) = try PackageTree.digest(of: temporary, describing: temporaryPath)
+            let copy = try SystemCall.status(of: FileDescriptor(rawValue: temporary), describing: temporaryPath)
+            if lastStep == .copy { return crashed }
+
+            let name = SandboxName(original: request.originalName, extensionChain: request.extensionChain)
+            var (finalName, counter) = try writer.firstFreeName(name, in: folder)
+            let originalName = name.original
+            var record = LedgerRecord(
+                deliveryID: request.deliveryID, bundleIdentifier: request.bundleIdentifier, kind: .file,
+                mailbox: mailbox, originalName: originalName, extensionChain: name.extensionChain,
+                containerPath: request.containerRoot.string, finalPath: folder.path(of: finalName).string,
+                finalDevice: copy.device, finalInode: copy.inode, temporaryPath: temporaryPath,
+                contentType: request.contentType, size: size, sha256: sha256,
+                sourceApplication: request.sourceApplication,
+                annotation: Self.annotation(mailbox: mailbox, originalFilename: originalName, size: size, extra: request.annotation),
+                state: .staged, sourcePath: request.sourcePath, sourceDevice: sourceStatus.device, sourceInode: sourceStatus.inode,
+                sourceSize: Self.packageSourceMarker, sourceMtimeNs: Self.packageSourceMarker)
+            try ledger.stage([record])
+            staged = true
+            if lastStep == .stage { return crashed }
+            while try !writer.place(temporaryName, as: finalName, in: folder) {
+                // Someone took the name meanwhile: the next free one, recorded before the rename.
+                (finalName, counter) = try writer.firstFreeName(name, in: folder, from: counter + 1)
+                record.finalPath = folder.path(of: finalName).string
+                try ledger.updateFinalPath(deliveryID: request.deliveryID, finalPath: record.finalPath!)
+            }
+            placedName = finalName
+            try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+            if lastStep == .place { return crashed }
+            let now = Date()
+            guard let sequence = try ledger.commit([request.deliveryID], at: now)[request.deliveryID] else {
+                throw DeliveryError(code: .ledger, message: "The staged ledger row of \(path) was gone at commit. \(DeliveryError.advice(for: .ledger))")
+            }
+            record.sequence = sequence
+            record.state = .committed
+            record.committedAt = now
+            record.temporaryPath = nil
+            if lastStep == .commit { return .committed(record) }
+            removePackageSource(request, status: sourceStatus, deliveryID: request.deliveryID)
+            logger.debug("delivered a package", metadata: ["source": "\(path)", "final": "\(record.finalPath ?? "")", "bytes": "\(size)"])
+            return .committed(record)
+        } catch {
+            // Nothing is committed: take the copy back (under whichever name it has) and the row.
+            if let placedName {
+                try? PackageTree.remove(Array(placedName.utf8), in: folder.descriptor.rawValue, describing: folder.path(of: placedName).string)
+            }
+            try? PackageTree.remove(Array(temporaryName.utf8), in: folder.descriptor.rawValue, describing: temporaryPath)
+            if staged { try? ledger.discard([request.deliveryID]) }
+            let failure = DeliveryLedger.ledgerError("deliver a package", error)
+            logger.warning("package delivery failed; the source stays in its inbox", metadata: [
+                "source": "\(path)", "handler": "\(request.bundleIdentifier)", "code": "\(failure.code.rawValue)", "error": "\(failure.message)",
+            ])
+            return .failed(failure)
+        }
+    }
+
+    /// Removes a delivered package's source tree if its inbox name still holds that very folder,
+    /// syncs the inbox, and notes it in the ledger. Failures are logged: recovery tries again.
+    private func removePackageSource(_ request: PackageRequest, status: SystemCall.FileStatus, deliveryID: UUID) {
+        let path = request.sourcePath.string
+        let inbox = request.sourceDirectory
+        do {
+            // Not while the ledger that records the delivery is gone or replaced.
+            try ledger.confirmInPlace()
+            var info = stat()
+            let found = PackageTree.withCName(request.sourceName) { fstatat(inbox.rawValue, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+            if found, info.st_mode & S_IFMT == S_IFDIR, UInt64(info.st_dev) == status.device, UInt64(info.st_ino) == status.inode {
+                try PackageTree.remove(request.sourceName, in: inbox.rawValue, describing: path)
+                try SystemCall.fsync(inbox, describing: request.sourcePath.removingLastComponent().string)
+            }
+            try ledger.markSourcesRemoved([deliveryID])
+        } catch {
+            logger.warning("could not remove a delivered package from its inbox; it will be removed at the next start", metadata: [
+                "source": "\(path)", "error": "\(error)",
+            ])
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import DocRouteIntake
+
+extension DocumentDeliveryOutcome {
+    /// The daemon's view of what the delivery batch did with one request.
+    init(_ outcome: DeliveryBatch.Outcome) {
+        switch outcome {
+        case .committed(let record):
+            self = .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "",
+                              sequence: record.sequence, size: record.size ?? 0)
+        case .alreadyDelivered(let record):
+            self = .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
+        case .failed(let error):
+            self = .failed(message: "\(error)", retryable: error.isRetryable)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import DocRouteIntake
+import CDocRouteShim
+import Foundation
+import Logging
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension LedgerBackend {
+    /// Delivers a package that intake hands over (``DeliveryBackend``): the same as a request.
+    package func deliverPackage(_ package: PackageDelivery) async -> DocumentDeliveryOutcome {
+        await deliverPackage(DeliveryBatch.PackageRequest(
+            sourceDirectory: FileDescriptor(rawValue: package.sourceFolder), sourceName: package.sourceName,
+            sourcePath: FilePath(package.sourcePath), containerRoot: FilePath(package.containerRoot), mailbox: package.mailbox,
+            owner: package.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
+            originalName: package.originalName, extensionChain: package.extensionChain, contentType: package.contentType,
+            bundleIdentifier: package.bundleIdentifier, sourceApplication: package.sourceApplication))
+    }
+
+    /// Delivers a package document whole on the delivery pool (see
+    /// ``DeliveryBatch/deliverPackage(_:)``), after creating its sandbox if it is a default one.
+    package func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome {
+        prepareContainer(package.containerRoot.string, owner: package.owner.map { (uid: $0.userID, gid: $0.groupID) })
+        do {
+            return DocumentDeliveryOutcome(try await blocking { [batch] in batch.deliverPackage(package) })
+        } catch {
+            return .failed(message: "the delivery worker is stopped: \(error)", retryable: true)
+        }
+    }
+
+    package func vetPackage(name: [UInt8], in folder: Int32, path: String) async -> String? {
+        if let mark = poisonedPackages.withLockedValue({ $0[path] }) {
+            return "docrouted crashed while it had this package in hand (taken up at \(mark.startedAt); runs interrupted with it: \(mark.interruptions)); it is set aside so that it cannot crash the daemon again. Look at it, then move it back into the inbox to try again"
+        }
+        let limits = PackageTree.Limits(maxDepth: configuration.maxPackageDepth, maxEntries: configuration.maxPackageEntries)
+        do {
+            return try await blocking { [ledger] in
+                // A crash on this thread must still reach the crash marker, even from a full stack.
+                _ = docroute_ensure_alternate_signal_stack()
+                try ledger.markInHand(path)
+                let opened = PackageTree.withCName(name) { openat(folder, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                // Gone or not a folder any more: the delivery reports it.
+                guard opened >= 0 else { return nil }
+                defer { Glibc.close(opened) }
+                guard let exceeded = try PackageTree.exceeded(limits, in: opened, describing: path) else { return nil }
+                return exceeded + "; it is set aside whole. Raise the limit in docroute.toml if such packages are expected, then move it back into the inbox"
+            }
+        } catch {
+            logger.warning("a package could not be checked before delivery; delivering it all the same", metadata: ["path": "\(path)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    package func doneWithPackage(path: String) async {
+        poisonedPackages.withLockedValue { $0[path] = nil }
+        do {
+            try await blocking { [ledger] in try ledger.clearInHand(path) }
+        } catch {
+            logger.warning("the in-hand mark of a package could not be cleared; a restart may set it aside", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+    }
+
+    /// At start, after recovery: the marks the last run left. Poisoned inputs are kept for the
+    /// intake to set aside when it meets them (at the start scan).
+    func settlePoisonMarks() async {
+        let crashedWith = CrashMarker.takeAndArm(stateDirectory: configuration.stateDirectory, logger: logger)
+        if let crashedWith {
+            logger.error("the last run of docrouted crashed (signal \(crashedWith))")
+        }
+        do {
+            let marks = try await blocking { [ledger] in try ledger.settleMarks(previousRunCrashed: crashedWith != nil) }
+            poisonedPackages.withLockedValue { poisoned in
+                for mark in marks { poisoned[mark.sourcePath] = mark }
+            }
+            for mark in marks {
+                logger.error("an input that stopped docrouted will be set aside", metadata: [
+                    "message-id": "input-poisoned", "path": "\(mark.sourcePath)", "interruptions": "\(mark.interruptions)",
+                ])
+            }
+        } catch {
+            logger.error("the marks of inputs in hand at the last stop could not be read: \(error)")
+        }
+    }
+}

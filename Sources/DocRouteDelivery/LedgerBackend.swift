@@ -1,0 +1,286 @@
+import DocRouteConfiguration
+import DocRouteIntake
+import DocRoutePlatform
+import DocRouteLedger
+import DocRouteProtocol
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's ``DeliveryBackend``: the SQLite ledger, group-committed sandbox copies and the
+/// quarantine, with their blocking system calls run on a thread pool, off the async executors.
+package final class LedgerBackend: DeliveryBackend, DeliveryStore {
+    let configuration: DaemonConfiguration
+    let ledger: DeliveryLedger
+    let batch: DeliveryBatch
+    let quarantineFolder: Quarantine
+    /// Frees delivered sources off the hot path (see ``SourceReclaimer``).
+    package let reclaimer: SourceReclaimer
+    /// Runs the committing half of delivery batches, packages, recovery and quarantine moves:
+    /// long, mostly waiting on disk flushes, one after the other.
+    let pool: NIOThreadPool
+    /// Runs the copying half of delivery batches, so that the next batch is copied while the
+    /// previous one waits on its flushes (see ``DeliveryBatch/prepare(_:)``).
+    let copyPool: NIOThreadPool
+    /// Runs the ledger's short reads and writes (owed events, acknowledgements, counts), so a handler
+    /// is sent its next document and its acks are recorded while a batch waits on a flush.
+    let ledgerPool: NIOThreadPool
+    /// Runs the unlinks of ``reclaimer``, so freeing sources never holds up a batch.
+    let reclaimPool: NIOThreadPool
+    let logger: Logger
+    /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
+    /// the intake quarantines them instead of touching them again.
+    let poisonedPackages = NIOLockedValueBox<[String: DeliveryLedger.PoisonMark]>([:])
+
+    package init(configuration: DaemonConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory),
+                                    directoryMode: Self.stateDirectoryMode(configuration), logger: logger)
+        reclaimer = SourceReclaimer(logger: logger) { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) }
+        batch = DeliveryBatch(ledger: ledger, folderMode: HandlerAccount.sandboxFolderMode,
+                              accessUserID: HandlerAccount.sandboxAccessUserID, reclaimer: reclaimer, logger: logger)
+        quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        copyPool = NIOThreadPool(numberOfThreads: 1)
+        copyPool.start()
+        ledgerPool = NIOThreadPool(numberOfThreads: 1)
+        ledgerPool.start()
+        reclaimPool = NIOThreadPool(numberOfThreads: 1)
+        reclaimPool.start()
+    }
+
+    /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
+    /// are below it (they must pass through it to reach their own).
+    package static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> mode_t {
+        configuration.containersDirectory.hasPrefix(configuration.stateDirectory + "/") ? 0o711 : 0o700
+    }
+
+    /// Watches the ledger file while the daemon runs (see ``LedgerWatch``): `problem` is called
+    /// once if it is removed, replaced or found damaged.
+    package func watchLedger(problem: @escaping @Sendable (DeliveryError) -> Void) throws -> LedgerWatch {
+        try LedgerWatch(ledger: ledger, logger: logger, problem: problem)
+    }
+
+    /// Closes the ledger at a clean stop: SQLite checkpoints it into `ledger.sqlite` and removes
+    /// the `-wal`, so the next start (and a backup of the state directory) finds one file.
+    package func close() {
+        do {
+            try ledger.close()
+        } catch {
+            logger.warning("the ledger was not closed cleanly; SQLite replays its -wal at the next start: \(error)")
+        }
+    }
+
+    deinit {
+        copyPool.shutdownGracefully { _ in }
+        pool.shutdownGracefully { _ in }
+        ledgerPool.shutdownGracefully { _ in }
+        reclaimPool.shutdownGracefully { _ in }
+    }
+
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.runIfActive(body)
+    }
+
+    /// Copies a batch on ``copyPool``, then commits it on ``pool``, and fulfils `ticket` as soon
+    /// as it is committed; the pool thread goes on to remove the sources before it takes the next
+    /// batch. Both pools have one thread and take work in order, so batches commit in the order
+    /// they were submitted.
+    func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
+        let stopped = { (count: Int) in
+            ticket.fulfil(Array(repeating: .failed(message: "the delivery worker is stopped; the source stays in its inbox", retryable: true), count: count))
+        }
+        reclaimer.batchStarted()
+        copyPool.submit { [batch, pool, reclaimer] state in
+            guard case .active = state else {
+                reclaimer.batchFinished()
+                return stopped(requests.count)
+            }
+            let prepared = batch.prepare(requests)
+            pool.submit { state in
+                defer { reclaimer.batchFinished() }
+                guard case .active = state else {
+                    _ = batch.abandon(prepared)
+                    return stopped(requests.count)
+                }
+                batch.complete(prepared) { outcomes in ticket.fulfil(outcomes.map(DocumentDeliveryOutcome.init)) }
+            }
+        }
+    }
+
+    package func settle() async {
+        // A batch reaches `pool` only from `copyPool`: wait for the copying first.
+        _ = try? await copyPool.runIfActive {}
+        _ = try? await blocking {}
+    }
+
+    func ledgerWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await ledgerPool.runIfActive(body)
+    }
+
+    package func recover() async throws {
+        let containers = configuration.containersDirectory
+        _ = try await blocking { [batch] in
+            let roots = ((try? FileManager.default.contentsOfDirectory(atPath: containers)) ?? []).map { FilePath(containers + "/" + $0) }
+            return try batch.recover(containerRoots: roots).committed.count
+        }
+        let state = FilePath(configuration.stateDirectory)
+        try await blocking { [reclaimer] in _ = try reclaimer.open(stateDirectory: state) }
+        for inbox in configuration.inboxes where inbox.kind == .directory {
+            var status = stat()
+            if stat(inbox.path, &status) == 0, !reclaimer.defers(device: UInt64(status.st_dev)) {
+                logger.notice("this inbox is on another file system than the state directory: its delivered sources are removed at once, not reclaimed later", metadata: [
+                    "inbox": "\(inbox.path)", "stateDirectory": "\(configuration.stateDirectory)",
+                ])
+            }
+        }
+        _ = quarantineFolder.removeTemporaries()
+        await settlePoisonMarks()
+    }
+
+    package func runReclamation(reporting report: @escaping @Sendable (Int) -> Void) async {
+        await reclaimer.run(report: report) { [reclaimPool] work in
+            (try? await reclaimPool.runIfActive(work)) ?? 0
+        }
+    }
+
+    package var sourcesToReclaim: Int { reclaimer.pending }
+
+    package func submit(_ documents: [DocumentDelivery]) -> DeliveryTicket {
+        prepareContainers(documents)
+        let requests = documents.map { document in
+            DeliveryBatch.Request(
+                source: FileDescriptor(rawValue: document.source.descriptor),
+                sourceStatus: SystemCall.FileStatus(
+                    device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
+                    linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
+                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
+                sourcePath: FilePath(document.sourcePath),
+                sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
+                sourceName: Self.component(document.sourceName),
+                keepSource: document.sourceFolder == nil,
+                containerRoot: FilePath(document.containerRoot),
+                mailbox: document.mailbox,
+                owner: document.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
+                originalName: document.fileName ?? InboxNames.display(document.sourceName),
+                extensionChain: document.extensionChain,
+                contentType: document.contentType,
+                bundleIdentifier: document.bundleIdentifier,
+                sourceApplication: document.sourceApplication,
+                annotation: Self.json(document.annotation),
+                messageID: document.messageID,
+                partPath: document.partPath)
+        }
+        let ticket = DeliveryTicket()
+        deliver(requests, fulfilling: ticket)
+        return ticket
+    }
+
+    /// Creates default sandboxes (`<containers_directory>/<bundle id>`) on first use, owned by the
+    /// handler. A container named by a manifest's DocRouteContainer must exist already.
+    func prepareContainers(_ documents: [DocumentDelivery]) {
+        var seen: Set<String> = []
+        for document in documents where seen.insert(document.containerRoot).inserted {
+            prepareContainer(document.containerRoot, owner: document.owner)
+        }
+    }
+
+    func prepareContainer(_ root: String, owner: (uid: UInt32, gid: UInt32)?) {
+        let prefix = configuration.containersDirectory + "/"
+        guard root.hasPrefix(prefix), !FileManager.default.fileExists(atPath: root) else { return }
+        let name = String(root.dropFirst(prefix.count))
+        do {
+            // Made like a mailbox folder: 0700, the handler's, docrouted's ACL entry when not root.
+            let folder = try batch.writer.openFolder(
+                root: FilePath(configuration.containersDirectory), components: [name],
+                owner: owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) }, create: true)
+            folder.close()
+        } catch {
+            logger.error("sandbox cannot be created: \(error)", metadata: ["path": "\(root)"])
+        }
+    }
+
+    package func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String> {
+        try await ledgerWork { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
+    }
+
+    package func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {
+        let record = try await ledgerWork { [ledger] in
+            try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication)
+        }
+        return (record.deliveryID.uuidString.lowercased(), record.sequence)
+    }
+
+    package func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
+        let quarantine = quarantineFolder
+        let directory = configuration.quarantineDirectory
+        try await blocking {
+            try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, origin: origin, quarantine: quarantine)
+        }
+    }
+
+    package func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
+        let records = try await ledgerWork { [ledger] in try ledger.pending(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit) }
+        return records.compactMap { record in
+            guard let event = Self.event(for: record) else { return nil }
+            return OwedDelivery(sequence: record.sequence, event: event)
+        }
+    }
+
+    package func owedCount(bundleIdentifier: String) async throws -> Int {
+        try await ledgerWork { [ledger] in try ledger.pendingCount(bundleIdentifier: bundleIdentifier) }
+    }
+
+    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
+        var grouped: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
+        for ack in acknowledgements {
+            guard let id = UUID(uuidString: ack.deliveryID) else { continue }
+            grouped["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
+        }
+        let groups = Array(grouped.values)
+        try await ledgerWork { [ledger] in
+            for group in groups {
+                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
+            }
+        }
+    }
+
+    package func ledgerStatistics() async -> DeliveryLedger.Statistics? {
+        try? await ledgerWork { [ledger] in try ledger.stats() }
+    }
+
+    static func event(for record: LedgerRecord) -> DocumentEvent? {
+        var annotation: [String: PropertyListValue] = [:]
+        if let text = record.annotation, let data = text.data(using: .utf8),
+           let object = try? JSONDecoder().decode([String: PropertyListValue].self, from: data) {
+            annotation = object
+        }
+        let id = record.deliveryID.uuidString.lowercased()
+        switch record.kind {
+        case .url:
+            guard let url = record.url else { return nil }
+            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: false, sourceApplication: record.sourceApplication, annotation: annotation)
+        case .file:
+            guard let path = record.finalPath, let url = try? FileURL.string(forAbsolutePath: Array(path.utf8)) else { return nil }
+            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: true, contentType: record.contentType,
+                                 mailbox: record.mailbox, sourceApplication: record.sourceApplication, annotation: annotation)
+        }
+    }
+
+    static func component(_ name: [UInt8]) -> FilePath.Component {
+        let bytes = name.map { CChar(bitPattern: $0) } + [0]
+        return bytes.withUnsafeBufferPointer { FilePath.Component(platformString: $0.baseAddress!) } ?? FilePath.Component("document")
+    }
+
+    static func json(_ annotation: [String: PropertyListValue]) -> String? {
+        guard !annotation.isEmpty, let data = try? JSONEncoder().encode(annotation) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

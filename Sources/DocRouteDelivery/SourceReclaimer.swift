@@ -1,0 +1,257 @@
+import DocRoutePlatform
+import Foundation
+import Logging
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Takes delivered sources out of their inboxes at once and frees them later, off the hot path.
+///
+/// Freeing an inode in the middle of a burst makes every later new file on that file system
+/// slower (ext4 skips recently freed inodes, one at a time, when it hands out the next one; see the
+/// README's figures): half of a burst's cost was the sources' `unlink`. So a committed source is
+/// renamed into `<state_directory>/reclaim/` instead, which is on the inbox's file system, owned
+/// by the daemon and mode 0700 (no dropper can see or reach what waits there, and no scan or watch
+/// looks there). Its inode is freed by ``reclaim(limit:)``: all at once when delivery is quiet, a
+/// few at a time under sustained load, and everything first when a copy meets a full disk.
+///
+/// Crash safety: a name enters the folder only after its delivery was committed, so everything in
+/// it is delivered; ``open(stateDirectory:)`` empties it at the next start. The ledger's note that
+/// a source left its inbox is written here too, off the hot path, in this order for each chunk:
+/// `syncfs` (the renames out of the inboxes are durable), the notes in one durable transaction,
+/// then the unlinks. So a crash can never leave a note without its rename (the source would come
+/// back and be delivered twice), and an inode is only freed, and so only reused by a new file,
+/// once its note is durable (else the new file could pass for the delivered one). A source whose
+/// inbox is on another file system than the state directory is removed at once, as before.
+package final class SourceReclaimer: Sendable {
+    /// The folder sources wait in, in the state directory.
+    package static let folderName = "reclaim"
+
+    struct Folder: Sendable {
+        var descriptor: FileDescriptor
+        var device: UInt64
+        var path: FilePath
+    }
+
+    struct State: Sendable {
+        var folder: Folder?
+        /// Names in the folder with their deliveries, not yet unlinked (any order will do).
+        var waiting: [(name: FilePath.Component, deliveryID: UUID)] = []
+        /// Batches handed to delivery and not yet completed.
+        var batchesInFlight = 0
+        /// When delivery last started or finished a batch.
+        var lastBatchActivity = ContinuousClock.now
+    }
+
+    let state = Mutex(State())
+    /// Notes durably in the ledger that these deliveries' sources left their inboxes.
+    let noteRemoved: @Sendable ([UUID]) throws -> Void
+    let logger: Logger
+    let wakeUp: AsyncStream<Void>.Continuation
+    let wakeUps: AsyncStream<Void>
+
+    /// Creates a reclaimer with no folder yet: until ``open(stateDirectory:)`` sources are removed at
+    /// once. `noteRemoved` records durably that deliveries' sources left their inboxes.
+    package init(logger: Logger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void = { _ in }) {
+        self.logger = logger
+        self.noteRemoved = noteRemoved
+        (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit {
+        if let folder = state.withLock({ $0.folder }) { SystemCall.close(folder.descriptor) }
+    }
+
+    /// Sources renamed aside and not yet freed.
+    package var pending: Int { state.withLock { $0.waiting.count } }
+
+    /// Creates (0700) and opens `<stateDirectory>/reclaim`, and frees whatever a previous run left
+    /// there (all of it was delivered). Returns how many it freed.
+    @discardableResult
+    package func open(stateDirectory: FilePath) throws -> Int {
+        let parent = try SystemCall.openDirectory(stateDirectory)
+        defer { SystemCall.close(parent) }
+        let name = FilePath.Component(Self.folderName)!
+        let path = stateDirectory.appending(name)
+        try SystemCall.makeDirectory(name, in: parent, permissions: 0o700, describing: path.string)
+        let descriptor = try SystemCall.open(name, in: parent, flags: O_RDONLY | O_DIRECTORY, describing: path.string)
+        let status: SystemCall.FileStatus
+        do {
+            status = try SystemCall.status(of: descriptor, describing: path.string)
+            guard status.userID == geteuid() else {
+                throw DeliveryError(code: .permissionDenied, message: "\(path.string) belongs to uid \(status.userID), not to docrouted (uid \(geteuid())). Remove it; docrouted creates it again.")
+            }
+            try SystemCall.changeMode(descriptor, 0o700, describing: path.string)
+        } catch {
+            SystemCall.close(descriptor)
+            throw error
+        }
+        var freed = 0
+        for leftover in try SystemCall.names(in: descriptor, describing: path.string) {
+            if try SystemCall.unlink(leftover, in: descriptor, describing: path.appending(leftover).string) { freed += 1 }
+        }
+        let previous = state.withLock { state in
+            defer { state.folder = Folder(descriptor: descriptor, device: status.device, path: path) }
+            return state.folder
+        }
+        if let previous { SystemCall.close(previous.descriptor) }
+        if freed > 0 {
+            logger.info("freed delivered sources left from the previous run", metadata: ["folder": "\(path.string)", "count": "\(freed)"])
+        }
+        return freed
+    }
+
+    /// Whether a source on `device` would be renamed aside rather than removed at once.
+    package func defers(device: UInt64) -> Bool {
+        state.withLock { $0.folder?.device == device }
+    }
+
+    /// What ``takeAside(_:in:device:deliveryID:describing:)`` did.
+    enum TakenAside: Equatable {
+        /// Renamed into the folder; the reclaimer notes it in the ledger and frees it later.
+        case deferred
+        /// Removed at once (another file system): the caller syncs the folder and notes it.
+        case removed
+        /// The name was gone already.
+        case gone
+    }
+
+    /// Takes a delivered source out of its inbox: renamed into the folder when it is on the same
+    /// file system, else removed.
+    func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, device: UInt64, deliveryID: UUID, describing: @autoclosure () -> String) throws -> TakenAside {
+        let path = describing()
+        let remove = { try SystemCall.unlink(name, in: directory, describing: path) ? TakenAside.removed : .gone }
+        guard let folder = state.withLock({ $0.folder }), folder.device == device else { return try remove() }
+        let aside = FilePath.Component(UUID().uuidString)!
+        do {
+            // A fresh UUID taken already cannot happen; remove the source rather than guess.
+            guard try SystemCall.renameNoReplace(name, in: directory, to: aside, in: folder.descriptor, describing: path) else { return try remove() }
+        } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
+            return .gone
+        } catch let error as DeliveryError where error.errno == .improperLink {
+            return try remove()  // a mailbox folder mounted from another file system
+        }
+        state.withLock { $0.waiting.append((aside, deliveryID)) }
+        wakeUp.yield()
+        return .deferred
+    }
+
+    /// Frees up to `limit` waiting sources (their renames synced and their notes written first);
+    /// returns how many were freed.
+    @discardableResult
+    package func reclaim(limit: Int) -> Int {
+        let (folder, entries): (Folder?, [(name: FilePath.Component, deliveryID: UUID)]) = state.withLock { state in
+            let count = min(limit, state.waiting.count)
+            let entries = Array(state.waiting.suffix(count))
+            state.waiting.removeLast(count)
+            return (state.folder, entries)
+        }
+        guard let folder, !entries.isEmpty else { return 0 }
+        do {
+            try SystemCall.syncFileSystem(folder.descriptor, describing: folder.path.string)
+            try noteRemoved(entries.map(\.deliveryID))
+        } catch {
+            // Nothing is freed before its note is durable: put them back, try again later.
+            state.withLock { $0.waiting.append(contentsOf: entries) }
+            logger.warning("could not note delivered sources as removed; they are freed later", metadata: ["error": "\(error)"])
+            return 0
+        }
+        var freed = 0
+        for (name, _) in entries {
+            do {
+                try SystemCall.unlink(name, in: folder.descriptor, describing: folder.path.appending(name).string)
+                freed += 1
+            } catch {
+                // Left in the folder: the next start frees it.
+                logger.warning("could not free a delivered source; it is freed at the next start", metadata: [
+                    "path": "\(folder.path.appending(name).string)", "error": "\(error)",
+                ])
+            }
+        }
+        return freed
+    }
+
+    /// Frees everything waiting (a copy met a full disk). Returns how many were freed.
+    @discardableResult
+    package func reclaimAll() -> Int {
+        var freed = 0
+        while pending > 0 {
+            let chunk = reclaim(limit: 4096)
+            if chunk == 0 { break }  // the notes cannot be written now: stop rather than spin
+            freed += chunk
+        }
+        if freed > 0 { logger.notice("disk full: freed delivered sources waiting to be reclaimed", metadata: ["count": "\(freed)"]) }
+        return freed
+    }
+
+    /// Delivery took a batch.
+    func batchStarted() {
+        state.withLock { state in
+            state.batchesInFlight += 1
+            state.lastBatchActivity = .now
+        }
+    }
+
+    /// Delivery finished a batch.
+    func batchFinished() {
+        state.withLock { state in
+            state.batchesInFlight -= 1
+            state.lastBatchActivity = .now
+        }
+        wakeUp.yield()
+    }
+
+    /// How reclamation paces itself.
+    package struct Pace: Sendable {
+        /// Delivery counts as quiet once no batch was in hand for this long.
+        package var quietAfter: Duration = .milliseconds(250)
+        /// Sources freed at a time.
+        package var chunk = 1024
+        /// Under load: sources freed per ``loadedInterval``.
+        package var loadedChunk = 32
+        /// Under load: the pause between chunks (with ``loadedChunk``, about 320 a second).
+        package var loadedInterval: Duration = .milliseconds(100)
+        /// Past this many waiting, they are freed at full speed even under load.
+        package var highWater = 262_144
+        /// After a chunk that freed nothing (its ledger note could not be written), the pause.
+        package var retryInterval: Duration = .seconds(5)
+
+        package init() {}
+    }
+
+    /// Frees waiting sources until cancelled, calling `blocking` to run the unlinks off the
+    /// cooperative pool, and `report` with the count waiting whenever it changed. Sleeps on a
+    /// stream (no timer) while nothing waits.
+    package func run(
+        pace: Pace = Pace(),
+        report: @Sendable (Int) -> Void = { _ in },
+        blocking: @Sendable (@escaping @Sendable () -> Int) async -> Int
+    ) async {
+        var wakeUps = self.wakeUps.makeAsyncIterator()
+        var reported = 0
+        while !Task.isCancelled {
+            let (waiting, quiet) = state.withLock { state in
+                (state.waiting.count, state.batchesInFlight == 0 && ContinuousClock.now - state.lastBatchActivity >= pace.quietAfter)
+            }
+            if waiting != reported {
+                report(waiting)
+                reported = waiting
+            }
+            if waiting == 0 {
+                guard await wakeUps.next() != nil else { return }
+                continue
+            }
+            let fast = quiet || waiting > pace.highWater
+            let freed = await blocking { [self] in reclaim(limit: fast ? pace.chunk : pace.loadedChunk) }
+            if freed == 0 {
+                // The ledger note or the unlinks failed (logged): try again later, not in a loop.
+                try? await Task.sleep(for: pace.retryInterval)
+            } else if !fast {
+                try? await Task.sleep(for: pace.loadedInterval)
+            }
+        }
+    }
+}

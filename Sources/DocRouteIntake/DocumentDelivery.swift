@@ -1,0 +1,51 @@
+import DocRouteProtocol
+
+/// One document to copy into a handler's sandbox, already opened, typed and routed.
+package struct DocumentDelivery: Sendable {
+    package var source: IntakeFile
+    /// Where the source lives, to remove it once its copy is durable; nil to leave it (an `open` of
+    /// a client's own file copies it and never touches the original).
+    package var sourceFolder: Int32?
+    package var sourceName: [UInt8]
+    /// The source's path, for the ledger and logs.
+    package var sourcePath: String
+    package var containerRoot: String
+    package var mailbox: String
+    package var extensionChain: String
+    package var contentType: String
+    package var bundleIdentifier: String
+    /// Owner of the copy (uid, gid); nil keeps the daemon's.
+    package var owner: (uid: UInt32, gid: UInt32)?
+    package var sourceApplication: String
+    /// Entries beyond `mailbox`, `originalFilename` and `size`, which the delivery adds itself
+    /// (an `originalFilename` given here wins: a mail part's name as the mail spelled it).
+    package var annotation: [String: PropertyListValue]
+    /// The name the copy takes (before the name rule); nil for the source's own name. A mail
+    /// attachment's source is a scratch file, so its safe file name comes from here.
+    package var fileName: String?
+    /// For a mail attachment: the message's key (its Message-ID) and the part, so a restart after a
+    /// crash never delivers the same part twice.
+    package var messageID: String?
+    package var partPath: String?
+
+    package init(source: IntakeFile, sourceFolder: Int32?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+                mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
+                owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
+                fileName: String? = nil, messageID: String? = nil, partPath: String? = nil) {
+        self.source = source
+        self.sourceFolder = sourceFolder
+        self.sourceName = sourceName
+        self.sourcePath = sourcePath
+        self.containerRoot = containerRoot
+        self.mailbox = mailbox
+        self.extensionChain = extensionChain
+        self.contentType = contentType
+        self.bundleIdentifier = bundleIdentifier
+        self.owner = owner
+        self.sourceApplication = sourceApplication
+        self.annotation = annotation
+        self.fileName = fileName
+        self.messageID = messageID
+        self.partPath = partPath
+    }
+}

@@ -1,0 +1,164 @@
+import CDocRouteShim
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches inbox folders with inotify, read on a SwiftNIO event loop (never a blocking read).
+///
+/// The descriptor is adopted by a pipe channel with a fixed 64 KiB receive buffer: a read buffer
+/// smaller than one event fails with EINVAL, which NIO would treat as fatal. Events come out of
+/// ``events`` in kernel order.
+package final class InboxWatcher: Sendable {
+    /// What the daemon needs to know.
+    package enum Event: Sendable {
+        /// A file finished arriving (`IN_CLOSE_WRITE` or `IN_MOVED_TO`).
+        case arrived(WatchedFolder, name: [UInt8])
+        /// A name was created that is not a folder. A regular file is still being written (its
+        /// arrival is the later close or rename), but a symbolic link, FIFO or device is complete.
+        case created(WatchedFolder, name: [UInt8])
+        /// A name went away (deleted, or renamed out of the folder).
+        case removed(WatchedFolder, name: [UInt8])
+        /// A folder appeared (a new mailbox, or a package document); `movedIn` when it was renamed
+        /// in (`IN_MOVED_TO`, complete) rather than created in place (`IN_CREATE`).
+        case folderAppeared(WatchedFolder, name: [UInt8], movedIn: Bool)
+        /// The kernel's queue overflowed: events were lost; rescan everything.
+        case overflow
+        /// A watched folder went away (removed or renamed); re-create or re-watch it.
+        case folderGone(WatchedFolder)
+    }
+
+    /// Why watching failed.
+    package struct WatchError: Error, CustomStringConvertible, Sendable {
+        package var path: String
+        package var errno: Int32
+        /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
+        package var isWatchLimit: Bool { errno == ENOSPC }
+
+        package var description: String {
+            guard isWatchLimit else { return "cannot watch \(path): \(String(cString: strerror(errno)))" }
+            func setting(_ path: String) -> Int? {
+                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            }
+            let global = setting("/proc/sys/fs/inotify/max_user_watches")
+            // In a user namespace (containers) its own user.max_inotify_watches may be the lower limit.
+            let namespace = setting("/proc/sys/user/max_inotify_watches")
+            var limit = "fs.inotify.max_user_watches (\(global.map(String.init) ?? "?"))"
+            if let namespace, namespace < global ?? Int.max {
+                limit += " or this user namespace's user.max_inotify_watches (\(namespace))"
+            }
+            return "cannot watch \(self.path): the inotify watch limit \(limit) is reached; "
+                + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/"
+        }
+    }
+
+    let descriptor: Int32
+    let folders = NIOLockedValueBox<[Int32: WatchedFolder]>([:])
+    let channel: NIOLockedValueBox<(any Channel)?> = .init(nil)
+    let logger: Logger
+    /// Events in kernel order.
+    package let events: AsyncStream<Event>
+    let continuation: AsyncStream<Event>.Continuation
+
+    static let arrivals: UInt32 = docroute_in_close_write | docroute_in_moved_to | docroute_in_create
+        | docroute_in_delete_self | docroute_in_move_self | docroute_in_onlydir | docroute_in_dont_follow
+        | docroute_in_excl_unlink
+    let mask: UInt32
+
+    /// `reportRemovals` adds deletions and renames out of a folder (``Event/removed(_:name:)``):
+    /// the handlers directory needs them; inboxes do not, and skip one event per delivered file.
+    package init(logger: Logger, reportRemovals: Bool = false) throws {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { throw WatchError(path: "inotify", errno: errno) }
+        self.descriptor = fd
+        self.logger = logger
+        self.mask = Self.arrivals | (reportRemovals ? docroute_in_delete | docroute_in_moved_from : 0)
+        (self.events, self.continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Starts reading on `group`.
+    package func start(on group: any EventLoopGroup) async throws {
+        let handler = InotifyReadHandler(watcher: self)
+        let channel = try await NIOPipeBootstrap(group: group)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65536))
+            .channelOption(.autoRead, value: true)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
+            }
+            .takingOwnershipOfDescriptor(input: descriptor)
+            .get()
+        self.channel.withLockedValue { $0 = channel }
+    }
+
+    /// Adds a watch; events for it carry `folder`. Watching the same inode twice replaces the folder.
+    @discardableResult
+    package func watch(_ folder: WatchedFolder) throws -> Int32 {
+        let wd = inotify_add_watch(descriptor, folder.path, mask)
+        guard wd >= 0 else { throw WatchError(path: folder.path, errno: errno) }
+        folders.withLockedValue { $0[wd] = folder }
+        return wd
+    }
+
+    /// The folders being watched now.
+    package var watchedFolders: [WatchedFolder] {
+        folders.withLockedValue { Array($0.values) }
+    }
+
+    /// Stops reading and ends ``events``.
+    package func stop() async {
+        let channel = self.channel.withLockedValue { $0 }
+        try? await channel?.close()
+        continuation.finish()
+    }
+
+    func deliver(_ decoded: [InotifyEvent]) {
+        for event in decoded {
+            if event.isOverflow {
+                logger.warning("inotify queue overflowed: events were lost, rescanning every inbox (raise /proc/sys/fs/inotify/max_queued_events to avoid this)")
+                continuation.yield(.overflow)
+                continue
+            }
+            guard let folder = folders.withLockedValue({ $0[event.watchDescriptor] }) else { continue }
+            if event.isWatchGone {
+                // IN_IGNORED follows DELETE_SELF; report once, when the kernel drops the watch.
+                if event.mask & docroute_in_ignored != 0 {
+                    folders.withLockedValue { _ = $0.removeValue(forKey: event.watchDescriptor) }
+                    continuation.yield(.folderGone(folder))
+                }
+                continue
+            }
+            if event.isDirectory {
+                if event.mask & (docroute_in_create | docroute_in_moved_to) != 0 {
+                    continuation.yield(.folderAppeared(folder, name: event.name, movedIn: event.mask & docroute_in_moved_to != 0))
+                }
+            } else if event.isArrival {
+                continuation.yield(.arrived(folder, name: event.name))
+            } else if event.mask & docroute_in_create != 0 {
+                continuation.yield(.created(folder, name: event.name))
+            } else if event.mask & (docroute_in_delete | docroute_in_moved_from) != 0 {
+                continuation.yield(.removed(folder, name: event.name))
+            }
+        }
+    }
+}
+
+package final class InotifyReadHandler: ChannelInboundHandler, Sendable {
+    package typealias InboundIn = ByteBuffer
+    let watcher: InboxWatcher
+
+    init(watcher: InboxWatcher) {
+        self.watcher = watcher
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = Self.unwrapInboundIn(data)
+        watcher.deliver(InotifyEvent.decode(&buffer))
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        watcher.logger.error("inotify read failed: \(error)")
+    }
+}

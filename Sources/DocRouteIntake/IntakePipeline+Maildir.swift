@@ -1,0 +1,332 @@
+import DocRouteConfiguration
+import DocRouteMaildir
+import DocRoutePlatform
+import DocRouteMail
+import DocRouteProtocol
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Maildir inboxes: each mailbox's `new/` is watched; a message renamed in is read (streamed)
+/// into one scratch file per attachment, the attachments are typed from their names and their
+/// `Content-Type`, and delivered like dropped files. Once all of a message's attachments are
+/// durable and recorded, the message moves to `cur/` with the `S` flag. The message itself is
+/// never changed or removed.
+extension IntakePipeline {
+    /// The most messages read before their attachments go to the backend as one batch.
+    static let messageBatchLimit = 32
+
+    // MARK: Watching
+
+    /// Creates the root's `new/`, `cur/` and `tmp/` if missing, watches the root, then each mailbox.
+    func watchMaildir(_ index: Int) {
+        let inbox = configuration.inboxes[index]
+        let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path, role: .maildirRoot)
+        do {
+            try prepareInbox(inbox)
+            for leaf in [MaildirLayout.newFolder, MaildirLayout.curFolder, MaildirLayout.tmpFolder] {
+                // Group-writable whatever the service's umask: the delivery agent is a group member.
+                if mkdir(inbox.path + "/" + leaf, 0o770) == 0 { chmod(inbox.path + "/" + leaf, 0o770) }
+            }
+            try watcher.watch(root)
+        } catch {
+            logger.error("maildir cannot be watched: \(error)", metadata: ["path": "\(inbox.path)"])
+            return
+        }
+        scanMaildir(index)
+    }
+
+    /// Watches (again) every mailbox of Maildir `index` and queues the messages waiting in them.
+    func scanMaildir(_ index: Int) {
+        let inbox = configuration.inboxes[index]
+        guard let rootFD = folders[inbox.path] ?? openFolder(inbox.path) else { return }
+        for mailbox in MaildirLayout.mailboxes(in: rootFD) {
+            watchMaildirMailbox(index, mailbox)
+        }
+    }
+
+    /// A folder appeared at a Maildir's root: `new` (the root's own mailbox) or `.Name`.
+    func maildirEntryAppeared(_ index: Int, name: [UInt8]) {
+        let path = configuration.inboxes[index].path
+        if name == Array(MaildirLayout.newFolder.utf8) {
+            watchMaildirMailbox(index, MaildirMailbox(name: MaildirFolderName.inbox, folder: []))
+            return
+        }
+        guard let mailbox = MaildirLayout.mailbox(forEntry: name) else { return }
+        let folderPath = path + "/" + String(decoding: name, as: UTF8.self)
+        // An IMAP server makes `.Name` first and `new/` inside it a moment later: watch the folder
+        // for it, then look, so a `new/` made in between is not missed.
+        do {
+            try watcher.watch(WatchedFolder(inbox: index, mailbox: mailbox.name, path: folderPath, role: .maildirFolder))
+        } catch {
+            logger.error("maildir folder cannot be watched: \(error)", metadata: ["path": "\(folderPath)"])
+            return
+        }
+        if let rootFD = folders[path], MaildirLayout.hasNewFolder(name, in: rootFD) {
+            watchMaildirMailbox(index, mailbox)
+        }
+    }
+
+    /// `new/` appeared inside a watched `.Name` folder.
+    func maildirNewAppeared(in folder: WatchedFolder) {
+        let rootPath = configuration.inboxes[folder.inbox].path
+        guard folder.path.hasPrefix(rootPath + "/") else { return }
+        let entry = Array(folder.path.dropFirst(rootPath.count + 1).utf8)
+        guard let mailbox = MaildirLayout.mailbox(forEntry: entry) else { return }
+        watchMaildirMailbox(folder.inbox, mailbox)
+    }
+
+    /// Watches a mailbox's `new/`, makes sure its `cur/` exists, then queues what waits in `new/`.
+    func watchMaildirMailbox(_ index: Int, _ mailbox: MaildirMailbox) {
+        let inbox = configuration.inboxes[index]
+        let name = mailbox.folder.isEmpty ? inbox.defaultMailbox : mailbox.name
+        let newPath = inbox.path + "/" + mailbox.newPath
+        let folder = WatchedFolder(inbox: index, mailbox: name, path: newPath, role: .maildirNew)
+        do {
+            try watcher.watch(folder)
+        } catch {
+            logger.error("maildir mailbox cannot be watched: \(error)", metadata: ["path": "\(newPath)"])
+            return
+        }
+        guard let fd = folders[newPath] ?? openFolder(newPath) else { return }
+        var found = 0
+        for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && MaildirMessageName.isMessage(entry.name) {
+            enqueue(.init(folder: folder, name: entry.name))
+            found += 1
+        }
+        if found > 0 { logger.info("scan found waiting messages", metadata: ["path": "\(newPath)", "count": "\(found)"]) }
+    }
+
+    // MARK: Messages
+
+    /// One message read into scratch files, and what became of its attachments.
+    struct MessageInProgress {
+        var arrival: ArrivalQueue.Arrival
+        var newFolder: Int32
+        var path: String
+        /// Deliveries of this message, as indices into the batch's deliveries.
+        var deliveries: [Int] = []
+        /// Nothing in the message could be recovered (its damaged parts decoded to nothing, and no
+        /// other part was delivered): leave it in `new/` so a person sees it, and report it once.
+        var incomplete = false
+    }
+
+    /// Reads each message, delivers all their attachments as one batch, then marks the messages
+    /// whose attachments are all done as read.
+    func processMessages(_ batch: [ArrivalQueue.Arrival], snapshot: RoutingSnapshot) async {
+        guard let reader = mailReader else { return }
+        var messages: [MessageInProgress] = []
+        var deliveries: [DocumentDelivery] = []
+        for arrival in batch {
+            guard MaildirMessageName.isMessage(arrival.name), let newFD = folders[arrival.folder.path] else { continue }
+            let inbox = configuration.inboxes[arrival.folder.inbox]
+            let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
+            let path = arrival.folder.path + "/" + InboxNames.display(arrival.name)
+            let file: IntakeFile
+            switch IntakeFile.open(name: arrival.name, in: newFD, maxSize: .max, headLength: 0) {
+            case .success(let opened): file = opened
+            case .failure(.vanished):
+                // A mail client took it first: nothing of it is owed to anyone.
+                logger.debug("message gone before it was read", metadata: ["path": "\(path)"])
+                continue
+            case .failure(.unreadable(let code)):
+                logger.error("message cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(code)))"])
+                scheduleRetry(arrival)
+                continue
+            case .failure(let refusal):
+                reportOnce(path, inbox: arrival.folder.inbox, identity: nil, "message left in new/: \(refusal)")
+                continue
+            }
+            let identity = "\(file.device):\(file.inode):\(file.size):\(file.modificationTimeNanoseconds)"
+            let extraction: MaildirExtraction
+            do {
+                extraction = try await reader.read(message: file.descriptor, path: path)
+                close(file.descriptor)
+            } catch {
+                close(file.descriptor)
+                if let error = error as? DeliveryError, error.isRetryable {
+                    logger.error("message cannot be read into \(reader.scratchPath); will try again: \(error)", metadata: ["path": "\(path)"])
+                    scheduleRetry(arrival)
+                } else {
+                    reportOnce(path, inbox: arrival.folder.inbox, identity: identity, "message left in new/: \(error)")
+                }
+                continue
+            }
+            if extraction.summary.isMalformed {
+                extraction.removeTemporaryFiles(in: reader.scratch)
+                let problems = extraction.summary.problems.filter(\.isFatal).map { "\($0)" }.joined(separator: "; ")
+                reportOnce(path, inbox: arrival.folder.inbox, identity: identity, "malformed message left in new/: \(problems)")
+                continue
+            }
+            let envelope = extraction.summary.envelope
+            // Without a Message-ID the Maildir unique name identifies the message across runs.
+            let messageKey = envelope.messageID ?? "maildir:" + String(decoding: MaildirMessageName.unique(arrival.name), as: UTF8.self)
+            let done = (try? await backend.deliveredParts(messageID: messageKey, mailbox: SandboxName.sanitizedComponent(mailbox))) ?? []
+            var message = MessageInProgress(arrival: arrival, newFolder: newFD, path: path)
+            var unrecoverable: [MaildirAttachment] = []
+            for info in extraction.oversized {
+                logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
+                    "path": "\(path)", "part": "\(info.partPath)", "name": "\(info.fileName)",
+                ])
+            }
+            for attachment in extraction.attachments {
+                if done.contains(attachment.partPath) {
+                    reader.discard(attachment.temporaryName)
+                    continue
+                }
+                if attachment.isUnrecoverable {
+                    reader.discard(attachment.temporaryName)
+                    unrecoverable.append(attachment)
+                    continue
+                }
+                guard let delivery = attachmentDelivery(attachment, mailbox: mailbox, messageKey: messageKey, inbox: inbox,
+                                                        messagePath: path, reader: reader, snapshot: snapshot) else {
+                    reader.discard(attachment.temporaryName)
+                    continue
+                }
+                if !attachment.damage.isEmpty {
+                    // Delivered with what decoded, as a mail client shows it; the annotation says so.
+                    logger.warning("attachment delivered damaged (\(attachment.damage))", metadata: [
+                        "path": "\(path)", "part": "\(attachment.partPath)", "name": "\(attachment.fileName)",
+                        "damage": "\(attachment.damage)",
+                    ])
+                }
+                message.deliveries.append(deliveries.count)
+                deliveries.append(delivery)
+            }
+            if !unrecoverable.isEmpty {
+                let parts = unrecoverable.map { "\($0.partPath) (\($0.fileName): \($0.damage))" }.joined(separator: ", ")
+                if extraction.nothingRecoverable {
+                    // Nothing at all came out of it: keep it unread where a person will look.
+                    message.incomplete = true
+                    reportOnce(path, inbox: arrival.folder.inbox, identity: identity,
+                               "message left in new/: nothing in it can be recovered; part \(parts) decoded to no bytes")
+                } else {
+                    logger.warning("attachment skipped: it decoded to no bytes", metadata: ["path": "\(path)", "part": "\(parts)"])
+                }
+            }
+            messages.append(message)
+        }
+
+        let outcomes = deliveries.isEmpty ? [] : await backend.deliver(deliveries)
+        let messageOf = messages.reduce(into: [Int: ArrivalQueue.Arrival]()) { map, message in
+            for index in message.deliveries { map[index] = message.arrival }
+        }
+        activity.delivered(deliveries, outcomes, arrivals: deliveries.indices.compactMap { messageOf[$0] })
+        var touched: Set<String> = []
+        for (index, outcome) in outcomes.enumerated() {
+            let delivery = deliveries[index]
+            close(delivery.source.descriptor)
+            switch outcome {
+            case .committed(let deliveryID, let finalPath, _, _):
+                deliveredCount += 1
+                touched.insert(delivery.bundleIdentifier)
+                logger.info("delivered", metadata: [
+                    "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
+                    "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
+                    "mail-part": "\(delivery.partPath ?? "")",
+                ])
+            case .alreadyDelivered:
+                break
+            case .failed(let message, let retryable):
+                // The scratch file is not the message: it is made again from the message next time.
+                reader.discard(String(decoding: delivery.sourceName, as: UTF8.self))
+                logger.error("attachment delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
+                    "bundle-id": "\(delivery.bundleIdentifier)", "mail-part": "\(delivery.partPath ?? "")",
+                ])
+            }
+        }
+        for message in messages {
+            let failures = message.deliveries.compactMap { index -> Bool? in
+                if case .failed(_, let retryable) = outcomes[index] { return retryable }
+                return nil
+            }
+            if failures.contains(true) {
+                scheduleRetry(message.arrival)
+            } else if failures.isEmpty && !message.incomplete {
+                attempts[message.arrival] = nil
+                markRead(message)
+            }
+        }
+        for bundle in touched.sorted() { await committed?(bundle) }
+    }
+
+    /// Types one attachment, chooses its handler and describes its delivery; nil (logged) when no
+    /// handler claims it: the attachment is skipped, never quarantined with the mail.
+    func attachmentDelivery(
+        _ attachment: MaildirAttachment, mailbox: String, messageKey: String, inbox: InboxConfiguration,
+        messagePath: String, reader: MaildirMessageReader, snapshot: RoutingSnapshot
+    ) -> DocumentDelivery? {
+        let name = Array(attachment.temporaryName.utf8)
+        guard let route = MaildirAttachmentRoute.route(attachment, scratch: reader.scratchNumber, engine: snapshot.engine, selector: snapshot.selector) else {
+            logger.error("attachment scratch file vanished", metadata: ["path": "\(attachment.temporaryPath)"])
+            return nil
+        }
+        let file = route.file
+        let classification = route.classification
+        guard let handler = route.handler else {
+            close(file.descriptor)
+            logger.warning("attachment skipped: no handler claims \(classification.contentType)", metadata: [
+                "message-id": "attachment-skipped", "path": "\(messagePath)", "part": "\(attachment.partPath)",
+                "name": "\(attachment.fileName)", "mime-type": "\(attachment.mimeType)",
+            ])
+            return nil
+        }
+        var annotation = attachment.annotation
+        annotation["mailbox"] = .string(mailbox)
+        annotation["size"] = .integer(file.size)
+        if !attachment.damage.isEmpty { annotation["damage"] = .array(attachment.damage.words.map(PropertyListValue.string)) }
+        var delivery = snapshot.delivery(
+            of: file, to: handler, classification: classification, sourceFolder: reader.scratchNumber, sourceName: name,
+            sourcePath: attachment.temporaryPath, mailbox: mailbox, sourceApplication: inbox.sourceApplication)
+        delivery.annotation = annotation
+        delivery.fileName = attachment.fileName
+        delivery.messageID = messageKey
+        delivery.partPath = attachment.partPath
+        return delivery
+    }
+
+    /// Moves a finished message from `new/` to `cur/` with the `S` flag, the way a mail client
+    /// marks a message read, so the user still finds it.
+    func markRead(_ message: MessageInProgress) {
+        let curPath = String(message.arrival.folder.path.dropLast(MaildirLayout.newFolder.count)) + MaildirLayout.curFolder
+        var curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if curFD < 0 && errno == ENOENT {
+            // Made only now, never while watching: an MDA creating the folder would trip over it.
+            _ = mkdir(curPath, 0o700)
+            curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard curFD >= 0 else {
+            logger.error("message delivered but cur/ cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(curPath)"])
+            return
+        }
+        defer { close(curFD) }
+        do {
+            switch try MaildirMessageName.markRead(
+                message.arrival.name, newFolder: .init(rawValue: message.newFolder), curFolder: .init(rawValue: curFD),
+                describing: message.path
+            ) {
+            case .moved(let name):
+                logger.debug("message marked read", metadata: ["path": "\(curPath)/\(InboxNames.display(name))"])
+            case .vanished:
+                break
+            case .nameTaken(let name):
+                reportOnce(message.path, inbox: message.arrival.folder.inbox, identity: nil, "message delivered but left in new/: cur/\(InboxNames.display(name)) exists")
+            }
+        } catch {
+            logger.error("message delivered but not marked read: \(error)", metadata: ["path": "\(message.path)"])
+        }
+    }
+
+    /// Logs a problem with a message once per message (by path and identity), however often a
+    /// rescan finds it, and counts it for status.
+    func reportOnce(_ key: String, inbox: Int, identity: String?, _ text: String, part: String? = nil) {
+        guard reportedMessages.insert(key + "|" + (identity ?? "")).inserted else { return }
+        activity.unreadableMessage(inbox: inbox)
+        var metadata: Logger.Metadata = ["path": "\(key)"]
+        if let part { metadata["part"] = "\(part)" }
+        logger.warning("\(text)", metadata: metadata)
+    }
+}

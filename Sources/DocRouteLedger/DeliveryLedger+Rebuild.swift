@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+import SystemPackage
+
+extension DeliveryLedger {
+    /// Rows that can still be read from a damaged ledger at `path` (opened read-only; its
+    /// `-wal` beside it is read too), in staging order, up to the first unreadable page.
+    package static func salvage(_ path: FilePath) -> (records: [LedgerRecord], complete: Bool) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        var records: [LedgerRecord] = []
+        do {
+            let queue = try DatabaseQueue(path: path.string, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in
+                let rows = try Row.fetchCursor(db, sql: "SELECT * FROM delivery ORDER BY id")
+                while let row = try rows.next() {
+                    if let record = try? LedgerRecord(row: row) { records.append(record) }
+                }
+            }
+            return (records, true)
+        } catch {
+            return (records, false)
+        }
+    }
+
+    /// Writes `records` into this (new, empty) ledger in one transaction, in the order given:
+    /// each row keeps its state, and every row past `staged` gets the next sequence.
+    package func rebuild(_ records: [LedgerRecord]) throws {
+        try write("rebuild the ledger") { db in
+            try Self.insert(records, db)
+            var last = try Int64.fetchOne(db, sql: "SELECT last FROM ledgerSequence WHERE id = 1") ?? 0
+            let update = try db.cachedStatement(sql: "UPDATE delivery SET sequence = ? WHERE deliveryID = ?")
+            for record in records where record.state != .staged {
+                last += 1
+                try update.execute(arguments: [last, record.deliveryID.uuidString])
+            }
+            try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
+        }
+    }
+}

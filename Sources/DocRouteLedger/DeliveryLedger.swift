@@ -1,0 +1,399 @@
+import DocRoutePlatform
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The durable record of every delivery: what is owed to which handler, in which order.
+///
+/// SQLite in WAL mode at `<state directory>/ledger.sqlite`, with `synchronous = FULL`: a
+/// transaction is on disk when its commit returns. (`NORMAL` in WAL mode only syncs at checkpoints:
+/// a power cut could then forget a commit after the source was already removed from its inbox,
+/// and a file would sit in a sandbox that no handler is ever told about. A batch commits two or
+/// three times whatever its size, so the flush per commit costs little.)
+///
+/// All methods block on SQLite; call them from a thread that may block. They throw
+/// ``DeliveryError`` (`ledger`, or `noSpace` when the disk is full).
+package final class DeliveryLedger: Sendable {
+    /// The database file.
+    package let path: FilePath
+    let pool: DatabasePool
+    let logger: Logger
+
+    /// The file name below the state directory.
+    package static let fileName = "ledger.sqlite"
+
+    /// The ledger file's device and inode when it was opened, and its write-ahead log's.
+    let identity: Mutex<(ledger: SystemCall.FileStatus?, log: SystemCall.FileStatus?)>
+    /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
+    let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
+
+    /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it. A state
+    /// directory created here gets `directoryMode` whatever the umask.
+    package convenience init(stateDirectory: FilePath, directoryMode: mode_t = 0o700, logger: Logger) throws {
+        try Self.makeDirectory(stateDirectory, mode: directoryMode)
+        try self.init(path: stateDirectory.appending(Self.fileName), logger: logger)
+    }
+
+    /// Opens (creating if needed, mode 0600 whatever the umask) the ledger at `path`, migrates it
+    /// and checks it (`PRAGMA quick_check`, and the write-ahead log's header before SQLite could
+    /// drop a damaged one in silence).
+    /// - Throws: ``DeliveryError`` `ledger-damaged`, with the steps to recover, when it is
+    ///   damaged; `ledger` when it cannot be opened.
+    ///
+    /// A ledger that is missing where one was made before (its marker, or its `-wal`, is still
+    /// there) is refused as damaged too, unless `replacingMissing` (``LedgerRebuild``).
+    package init(path: FilePath, replacingMissing: Bool = false, logger: Logger) throws {
+        self.path = path
+        self.logger = logger
+        self.identity = Mutex((nil, nil))
+        do {
+            if !replacingMissing { try Self.refuseIfRemoved(path) }
+            try Self.prepareFiles(path)
+            try Self.checkWriteAheadLog(path)
+        } catch let error as DeliveryError {
+            logger.critical("\(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+            throw error
+        }
+        var configuration = Configuration()
+        configuration.label = "DeliveryLedger"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        // A reader never waits for the writer in WAL mode; writers wait for each other briefly.
+        configuration.busyMode = .timeout(10)
+        do {
+            pool = try DatabasePool(path: path.string, configuration: configuration)
+            try Self.migrator.migrate(pool)
+            let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            if problems != ["ok"] {
+                throw Self.damaged(path, "quick_check: \(problems.prefix(3).joined(separator: "; "))")
+            }
+        } catch {
+            var failure = Self.ledgerError("open the delivery ledger \(path.string)", error)
+            if Self.isDamage(error) && failure.code != .ledgerDamaged {
+                failure = Self.damaged(path, "\(error)")
+            }
+            logger.critical("\(failure.message)", metadata: ["code": "\(failure.code.rawValue)", "path": "\(path.string)"])
+            throw failure
+        }
+        identity.withLock { $0 = (Self.fileStatus(path.string), Self.fileStatus(path.string + "-wal")) }
+        Self.markCreated(path)
+    }
+
+    /// Creates the state directory with `mode` (and its parents), whatever the umask; one that
+    /// exists keeps its mode (systemd's StateDirectoryMode= decides under the unit).
+    package static func makeDirectory(_ directory: FilePath, mode: mode_t) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.string, isDirectory: &isDirectory), isDirectory.boolValue { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory.string, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: mode])
+            // createDirectory's mode goes through the umask: set it again.
+            guard chmod(directory.string, mode) == 0 else { throw Errno(rawValue: errno) }
+        } catch {
+            throw DeliveryError(
+                code: .ledger,
+                message: "Cannot create the state directory \(directory.string): \(error). Create it (systemd's StateDirectory= does) and make it writable for docrouted.",
+                path: directory.string, cause: error)
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("deliveries") { db in
+            // `id` is the staging order; `sequence` the commit order, given at commit from
+            // `ledgerSequence` so that it only ever grows, even when a URL is committed while a
+            // batch of files is staged or old rows are removed.
+            try db.execute(sql: """
+                CREATE TABLE delivery (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    deliveryID TEXT NOT NULL UNIQUE,
+                    sequence INTEGER UNIQUE,
+                    bundleIdentifier TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('file', 'url')),
+                    url TEXT,
+                    mailbox TEXT,
+                    originalName TEXT,
+                    extensionChain TEXT,
+                    containerPath TEXT,
+                    finalPath TEXT,
+                    finalDevice INTEGER,
+                    finalInode INTEGER,
+                    temporaryPath TEXT,
+                    contentType TEXT,
+                    size INTEGER,
+                    sha256 TEXT,
+                    sourceApplication TEXT,
+                    annotation TEXT,
+                    state TEXT NOT NULL CHECK (state IN ('staged', 'committed', 'acknowledged', 'declined')),
+                    sourcePath BLOB,
+                    sourceDevice INTEGER,
+                    sourceInode INTEGER,
+                    sourceSize INTEGER,
+                    sourceMtimeNs INTEGER,
+                    messageID TEXT,
+                    partPath TEXT,
+                    createdAt DATETIME NOT NULL,
+                    committedAt DATETIME,
+                    acknowledgedAt DATETIME,
+                    sourceRemovedAt DATETIME
+                );
+                CREATE INDEX delivery_pending ON delivery (bundleIdentifier, sequence) WHERE state = 'committed';
+                CREATE INDEX delivery_handler_state ON delivery (bundleIdentifier, state);
+                CREATE INDEX delivery_staged ON delivery (id) WHERE state = 'staged';
+                CREATE INDEX delivery_source ON delivery (sourceDevice, sourceInode) WHERE sourceInode IS NOT NULL;
+                CREATE INDEX delivery_source_kept ON delivery (id)
+                    WHERE kind = 'file' AND state <> 'staged' AND sourceRemovedAt IS NULL;
+                CREATE INDEX delivery_message ON delivery (messageID, partPath) WHERE messageID IS NOT NULL;
+                CREATE INDEX delivery_committed_at ON delivery (committedAt);
+                CREATE TABLE ledgerSequence (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    last INTEGER NOT NULL
+                );
+                INSERT INTO ledgerSequence (id, last) VALUES (1, 0);
+                """)
+        }
+        // Inputs in hand when the daemon stopped (see DeliveryLedger+Poison.swift).
+        migrator.registerMigration("intakePoison") { db in
+            try db.execute(sql: """
+                CREATE TABLE intakePoison (
+                    sourcePath TEXT PRIMARY KEY NOT NULL,
+                    startedAt DATETIME NOT NULL,
+                    interruptions INTEGER NOT NULL DEFAULT 0,
+                    poisoned INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: Errors
+
+    package static func ledgerError(_ doing: String, _ error: any Error, file: String = #fileID, line: Int = #line) -> DeliveryError {
+        if let error = error as? DeliveryError { return error }
+        if isDamage(error) {
+            return DeliveryError(
+                code: .ledgerDamaged,
+                message: "Could not \(doing): \(error). The delivery ledger is damaged or was moved away. \(DeliveryError.advice(for: .ledgerDamaged))",
+                cause: error, file: file, line: line)
+        }
+        let code: DeliveryError.Code
+        switch (error as? DatabaseError)?.resultCode {
+        case .SQLITE_FULL?: code = .noSpace
+        case .SQLITE_READONLY?: code = .readOnly
+        default: code = .ledger
+        }
+        return DeliveryError(
+            code: code,
+            message: "Could not \(doing): \(error). \(DeliveryError.advice(for: code))",
+            cause: error, file: file, line: line)
+    }
+
+    func write<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    func read<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// Every ledger error is logged (a request answered `internal` says nothing to whoever reads
+    /// the journal); a damaged ledger is reported to ``onDamage(_:)`` too.
+    func reported(_ error: DeliveryError) -> DeliveryError {
+        if error.code == .ledgerDamaged {
+            logger.critical("the delivery ledger is damaged: \(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+            damageHandler.withLock { $0 }?(error)
+        } else {
+            logger.error("ledger error: \(error.message)", metadata: ["code": "\(error.code.rawValue)", "path": "\(path.string)"])
+        }
+        return error
+    }
+
+    /// Sets what is told when the ledger turns out damaged, gone or replaced while it is in use
+    /// (docrouted stops then: see ``LedgerWatch``).
+    package func onDamage(_ handler: @escaping @Sendable (DeliveryError) -> Void) {
+        damageHandler.withLock { $0 = handler }
+    }
+
+    // MARK: Handlers' side
+
+    /// Committed, unacknowledged deliveries of a handler with a sequence above `sequence`, oldest
+    /// first: what it is owed, in the order the copies were committed.
+    package func pending(bundleIdentifier: String, after sequence: Int64 = 0, limit: Int = 100) throws -> [LedgerRecord] {
+        try read("read pending deliveries") { db in
+            try LedgerRecord.fetchAll(db, sql: """
+                SELECT * FROM delivery
+                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
+                ORDER BY sequence LIMIT ?
+                """, arguments: [bundleIdentifier, sequence, limit])
+        }
+    }
+
+    /// How many committed deliveries a handler has not acknowledged.
+    package func pendingCount(bundleIdentifier: String) throws -> Int {
+        try read("count pending deliveries") { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
+                             arguments: [bundleIdentifier]) ?? 0
+        }
+    }
+
+    /// Records that a handler took (`handled`) or declined deliveries, all in one transaction.
+    ///
+    /// - Returns: the ids that are unknown, not this handler's, or not yet committed (the protocol
+    ///   answers `not-found` for those). Acknowledging an acknowledged delivery again changes
+    ///   nothing and is not an error.
+    @discardableResult
+    package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
+        guard !deliveryIDs.isEmpty else { return [] }
+        let newState = handled ? LedgerRecord.State.acknowledged : .declined
+        return try write("record acknowledgements") { db in
+            var unknown: [UUID] = []
+            let update = try db.cachedStatement(sql: """
+                UPDATE delivery SET state = ?, acknowledgedAt = ?
+                WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
+                """)
+            let check = try db.cachedStatement(sql: """
+                SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+                """)
+            let dateValue = date.databaseValue
+            for deliveryID in deliveryIDs {
+                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
+                if db.changesCount == 0,
+                   try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
+                    unknown.append(deliveryID)
+                }
+            }
+            return unknown
+        }
+    }
+
+    /// Records a custom-scheme URL delivery, committed at once.
+    package func recordURL(
+        bundleIdentifier: String,
+        url: String,
+        sourceApplication: String? = nil,
+        annotation: String? = nil,
+        deliveryID: UUID = UUID(),
+        at date: Date = Date()
+    ) throws -> LedgerRecord {
+        var record = LedgerRecord(
+            deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, kind: .url, url: url,
+            sourceApplication: sourceApplication, annotation: annotation, state: .committed,
+            createdAt: date, committedAt: date)
+        record.sequence = try write("record a URL delivery") { db in
+            try Self.insert([record], db)
+            return try Self.commit([deliveryID], db, at: date)[deliveryID] ?? 0
+        }
+        return record
+    }
+
+    /// One delivery by its id, in any state.
+    package func record(deliveryID: UUID) throws -> LedgerRecord? {
+        try read("read a delivery") { db in
+            try LedgerRecord.fetchOne(db, sql: "SELECT * FROM delivery WHERE deliveryID = ?", arguments: [deliveryID.uuidString])
+        }
+    }
+
+    // MARK: Sources
+
+    /// The committed (or later) delivery of exactly this source file whose removal from the inbox
+    /// was never confirmed, if there is one: a source whose copy was committed but whose removal a
+    /// crash undid (or that could not be removed) must be removed, not delivered again. Device,
+    /// inode, size, modification time and path must all match; a source confirmed removed does
+    /// not count, so a file dropped again later (a reused inode, an archive extracted twice with
+    /// the same times) is a new delivery.
+    package func findDelivered(
+        sourceDevice: UInt64,
+        sourceInode: UInt64,
+        sourceSize: Int64,
+        sourceMtimeNs: Int64,
+        sourcePath: FilePath
+    ) throws -> LedgerRecord? {
+        try read("look up a source") { db in
+            try LedgerRecord.fetchOne(db, sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
+                ORDER BY id DESC LIMIT 1
+                """, arguments: [
+                    Int64(bitPattern: sourceDevice), Int64(bitPattern: sourceInode), sourceSize, sourceMtimeNs,
+                    LedgerRecord.bytes(of: sourcePath),
+                ])
+        }
+    }
+
+    /// ``findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)`` for many
+    /// sources in one read: the index of each source that was delivered, with its record.
+    ///
+    /// A source marked `unlinked` (taken out of its inbox since it was opened: renamed aside by the
+    /// batch before, or removed) also matches a delivery whose source was already taken out: the
+    /// inode cannot have been reused while it is held open, so that delivery was of this very file,
+    /// by a batch that committed after this one opened it.
+    package func deliveredRecords(forSources sources: [(status: SystemCall.FileStatus, path: FilePath, unlinked: Bool)]) throws -> [Int: LedgerRecord] {
+        guard !sources.isEmpty else { return [:] }
+        return try read("look up sources") { db in
+            let present = try db.cachedStatement(sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
+                ORDER BY id DESC LIMIT 1
+                """)
+            let removed = try db.cachedStatement(sql: """
+                SELECT * FROM delivery
+                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
+                  AND sourcePath = ? AND state <> 'staged'
+                ORDER BY id DESC LIMIT 1
+                """)
+            var found: [Int: LedgerRecord] = [:]
+            for (index, (status, path, unlinked)) in sources.enumerated() {
+                let statement = unlinked ? removed : present
+                if let record = try LedgerRecord.fetchOne(statement, arguments: [
+                    Int64(bitPattern: status.device), Int64(bitPattern: status.inode), status.size,
+                    status.modificationTimeNanoseconds, LedgerRecord.bytes(of: path),
+                ]) {
+                    found[index] = record
+                }
+            }
+            return found
+        }
+    }
+
+    /// Checkpoints the ledger into its main file (the `-wal` left empty) and closes it (also done
+    /// when the ledger is released). GRDB closes the writer before the read-only readers, so
+    /// SQLite's own checkpoint at the last close cannot run: it is done here first.
+    package func close() throws {
+        do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try pool.close()
+        } catch {
+            throw Self.ledgerError("close the delivery ledger", error)
+        }
+    }
+
+    /// The part paths of message `messageID` delivered into `mailbox` (committed or later): one
+    /// indexed read per message, so a message re-read after a crash skips what is done.
+    package func deliveredParts(messageID: String, mailbox: String) throws -> Set<String> {
+        try read("look up a message's delivered attachments") { db in
+            let paths = try String.fetchAll(db, sql: """
+                SELECT partPath FROM delivery
+                WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
+                """, arguments: [messageID, mailbox])
+            return Set(paths)
+        }
+    }
+}

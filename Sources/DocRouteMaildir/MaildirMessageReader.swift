@@ -1,0 +1,77 @@
+import DocRoutePlatform
+import Foundation
+import Logging
+import NIOPosix
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads Maildir messages into the scratch folder, one attachment per temporary file, on a thread
+/// of its own: parsing a 200 MiB message must never hold up the intake actor or an event loop.
+///
+/// The scratch folder lives under `state_directory` (`mail-scratch/`, mode 0700, on the ledger's
+/// file system so a copy never crosses devices twice). Whatever is in it at start is a crash's
+/// leftover and is removed: the ledger, not the scratch folder, knows what was delivered.
+package final class MaildirMessageReader: Sendable {
+    package let scratchPath: String
+    /// The scratch folder, open for the reader's whole life (a plain number: crosses threads).
+    package let scratchNumber: Int32
+    let maximumAttachmentSize: Int64
+    let pool: NIOThreadPool
+    let logger: Logger
+
+    package var scratch: FileDescriptor { FileDescriptor(rawValue: scratchNumber) }
+
+    package init(stateDirectory: String, maximumAttachmentSize: Int64, logger: Logger) throws {
+        let path = stateDirectory + "/mail-scratch"
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw DeliveryError(errno: Errno(rawValue: errno), operation: "create the mail scratch folder", path: path)
+        }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw DeliveryError(errno: Errno(rawValue: errno), operation: "open the mail scratch folder", path: path)
+        }
+        scratchPath = path
+        scratchNumber = fd
+        self.maximumAttachmentSize = maximumAttachmentSize
+        self.logger = logger
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        removeLeftovers()
+    }
+
+    deinit {
+        close(scratchNumber)
+        pool.shutdownGracefully { _ in }
+    }
+
+    /// Removes the temporary files a crash left behind.
+    func removeLeftovers() {
+        var removed = 0
+        for entry in DirectoryListing.entries(of: scratchNumber) where !entry.isDirectory {
+            if entry.name.starts(with: Array(".docroute-mail-".utf8)) {
+                let gone = (entry.name + [0]).withUnsafeBufferPointer { name in
+                    name.withMemoryRebound(to: CChar.self) { unlinkat(scratchNumber, $0.baseAddress!, 0) == 0 }
+                }
+                if gone { removed += 1 }
+            }
+        }
+        if removed > 0 { logger.info("removed mail scratch files left by an interrupted run", metadata: ["count": "\(removed)", "path": "\(scratchPath)"]) }
+    }
+
+    /// Streams the message open as `message` (the caller's descriptor, left open) into temporary
+    /// files, off the caller's thread.
+    package func read(message: Int32, path: String) async throws -> MaildirExtraction {
+        let extractor = MaildirAttachmentExtractor(
+            scratch: scratch, scratchPath: scratchPath, maximumAttachmentSize: maximumAttachmentSize, logger: logger)
+        return try await pool.runIfActive {
+            try extractor.extract(message: FileDescriptor(rawValue: message), messagePath: path)
+        }
+    }
+
+    /// Removes one temporary file (an attachment not delivered); a file already gone is fine.
+    package func discard(_ temporaryName: String) {
+        _ = unlinkat(scratchNumber, temporaryName, 0)
+    }
+}

@@ -1,0 +1,211 @@
+import CoreMetrics
+import DocRouteIntake
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// docrouted's metrics, as swift-metrics instruments backed by a Prometheus registry.
+///
+/// Every instrument is made with this instance's own ``PrometheusMetricsFactory``, so two daemons
+/// (or tests) in one process never share counts; `docrouted` also bootstraps the global
+/// `MetricsSystem` with the same factory so that anything else using swift-metrics lands in the
+/// same text. Label values are bounded: handlers are the registered ones, reasons and outcomes a
+/// fixed set.
+package final class DeliveryMetrics: Sendable {
+    /// What became of a delivery, the `outcome` label of `docroute_deliveries_total`.
+    package enum Outcome: String, Sendable, CaseIterable {
+        /// Copied durably and recorded; owed to the handler.
+        case delivered
+        /// The same source had been delivered before a crash; only its removal was left to do.
+        case alreadyDelivered = "already_delivered"
+        /// Not delivered, and trying again cannot help (the source changed or went away).
+        case failed
+        /// Not delivered yet; the source stays in its inbox and is tried again.
+        case retrying
+    }
+
+    /// Metric names, all prefixed `docroute_`.
+    package enum Name {
+        /// Counter by `handler` and `outcome` (``Outcome``).
+        package static let deliveries = "docroute_deliveries_total"
+        /// Counter by `handler`: bytes of delivered copies.
+        package static let deliveredBytes = "docroute_delivered_bytes_total"
+        /// Counter by `handler` and `outcome` (`handled`, `declined`).
+        package static let acknowledgements = "docroute_acknowledgements_total"
+        /// Counter by `reason` (``DeliveryMetrics/quarantineReason(for:)``).
+        package static let quarantined = "docroute_quarantined_total"
+        /// Counter by `reason` (``RescanReason``).
+        package static let rescans = "docroute_rescans_total"
+        /// Gauge: files seen in the inboxes and not yet settled.
+        package static let intakeWaiting = "docroute_intake_waiting"
+        /// Gauge: delivered sources taken out of their inboxes, not yet freed.
+        package static let sourcesToReclaim = "docroute_sources_to_reclaim"
+        /// Gauge by `handler`: events sent and not yet acknowledged.
+        package static let unacknowledged = "docroute_unacknowledged"
+        /// Histogram: first seen in an inbox until durable in the sandbox and the ledger.
+        package static let deliveryLatency = "docroute_delivery_latency_seconds"
+        /// Histogram by `handler`: event sent until acknowledged.
+        package static let acknowledgementLatency = "docroute_ack_latency_seconds"
+    }
+
+    /// The registry the instruments report to; ``render()`` emits it.
+    package let registry: PrometheusCollectorRegistry
+    /// The factory that makes this instance's instruments (and, in docrouted, everyone's).
+    package let factory: PrometheusMetricsFactory
+
+    /// Instruments already made, by kind, name and labels: each is made once and reused.
+    private let instruments = NIOLockedValueBox([String: any AnyObject & Sendable]())
+
+    /// Creates the instruments' registry and factory, with latency buckets suited to file delivery
+    /// (a few milliseconds for a small durable copy, up to minutes for a slow handler's answer).
+    package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[Name.deliveryLatency] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+            .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+        ]
+        factory.durationHistogramBuckets[Name.acknowledgementLatency] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250),
+            .seconds(1), .seconds(5), .seconds(30), .seconds(60), .seconds(300), .seconds(1800),
+        ]
+        self.factory = factory
+        // Always present, so a scraper sees zeros rather than nothing before the first file.
+        gauge(Name.intakeWaiting, []).record(0)
+        gauge(Name.sourcesToReclaim, []).record(0)
+        for reason in RescanReason.allCases { _ = counter(Name.rescans, [("reason", reason.rawValue)]) }
+    }
+
+    /// Makes this instance's factory the process's `MetricsSystem` factory, so metrics that other
+    /// code makes with swift-metrics land in the same registry and file. Once per process.
+    package func bootstrapMetricsSystem() {
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// The Prometheus text exposition of every instrument.
+    package func render() -> [UInt8] {
+        Self.addingHelp(to: registry.emitToBuffer())
+    }
+
+    /// What each family measures, for its `# HELP` line (node-exporter and Prometheus show it).
+    static let help: [String: String] = [
+        Name.deliveries: "Deliveries into handlers' sandboxes by handler and outcome (delivered, already_delivered, retrying, failed).",
+        Name.deliveredBytes: "Bytes copied into handlers' sandboxes, by handler.",
+        Name.acknowledgements: "Handlers' answers to events, by handler and outcome (handled, declined).",
+        Name.quarantined: "Files set aside in the quarantine, by reason.",
+        Name.rescans: "Inbox listings, by reason (startup, overflow, inbox_recreated, backlog).",
+        Name.intakeWaiting: "Files seen in the inboxes and not yet settled.",
+        Name.sourcesToReclaim: "Delivered sources taken out of their inboxes and not yet freed.",
+        Name.unacknowledged: "Events sent to a handler and not yet acknowledged, by handler.",
+        Name.deliveryLatency: "Seconds from first seen in an inbox until durable in the sandbox and the ledger.",
+        Name.acknowledgementLatency: "Seconds from an event sent until the handler acknowledged it, by handler.",
+    ]
+
+    /// Puts a `# HELP name text` line before each family's `# TYPE` line (swift-prometheus writes
+    /// only the TYPE).
+    static func addingHelp(to text: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count + 1024)
+        for line in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            if line.starts(with: Array("# TYPE ".utf8)) {
+                let name = String(decoding: line.dropFirst(7).prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
+                if let help = help[name] { output += Array("# HELP \(name) \(help)\n".utf8) }
+            }
+            output += line
+            output.append(UInt8(ascii: "\n"))
+        }
+        // split kept the text's last newline as an empty last line: drop the extra one.
+        if text.last == UInt8(ascii: "\n") || text.isEmpty { output.removeLast() }
+        return output
+    }
+
+    // MARK: Events
+
+    /// A delivery to `handler` ended with `outcome`; `bytes` and `latency` (first seen in an inbox
+    /// until durable) count for delivered ones.
+    package func delivery(handler: String, outcome: Outcome, bytes: Int64 = 0, latency: Duration? = nil) {
+        counter(Name.deliveries, [("handler", handler), ("outcome", outcome.rawValue)]).increment()
+        guard outcome == .delivered else { return }
+        counter(Name.deliveredBytes, [("handler", handler)]).increment(by: max(0, bytes))
+        if let latency { timer(Name.deliveryLatency, []).recordNanoseconds(Self.nanoseconds(latency)) }
+    }
+
+    /// A handler acknowledged a delivery (`handled` false: it declined), `latency` after it was sent.
+    package func acknowledgement(handler: String, handled: Bool, latency: Duration?) {
+        counter(Name.acknowledgements, [("handler", handler), ("outcome", handled ? "handled" : "declined")]).increment()
+        if let latency {
+            timer(Name.acknowledgementLatency, [("handler", handler)]).recordNanoseconds(Self.nanoseconds(latency))
+        }
+    }
+
+    /// A file went to quarantine; `reason` is one of ``quarantineReason(for:)``'s categories.
+    package func quarantine(reason: String) {
+        counter(Name.quarantined, [("reason", reason)]).increment()
+    }
+
+    /// An inbox was listed again.
+    package func rescan(_ reason: RescanReason) {
+        counter(Name.rescans, [("reason", reason.rawValue)]).increment()
+    }
+
+    /// Files seen in the inboxes and not yet settled.
+    package func intakeWaiting(_ count: Int) {
+        gauge(Name.intakeWaiting, []).record(Int64(count))
+    }
+
+    /// Delivered sources taken out of their inboxes and not yet freed.
+    package func sourcesToReclaim(_ count: Int) {
+        gauge(Name.sourcesToReclaim, []).record(Int64(count))
+    }
+
+    /// Events sent to a handler and not yet acknowledged.
+    package func unacknowledged(handler: String, _ count: Int) {
+        gauge(Name.unacknowledged, [("handler", handler)]).record(Int64(count))
+    }
+
+    /// A bounded label for a quarantine reason written for people: the reason file keeps the words,
+    /// the metric only the category.
+    package static func quarantineReason(for reason: String) -> String {
+        if reason.contains("no handler claims") { return "no_handler" }
+        if reason.contains("hard link") { return "hard_link" }
+        if reason.contains("max_file_size") { return "too_large" }
+        if reason.contains("symbolic link") { return "symbolic_link" }
+        if reason.contains("not a regular file") { return "not_regular_file" }
+        return "other"
+    }
+
+    // MARK: Instruments
+
+    private static func key(_ name: String, _ labels: [(String, String)]) -> String {
+        labels.reduce(into: name) { $0 += "\u{0}\($1.0)=\($1.1)" }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds) &* 1_000_000_000 &+ max(0, attoseconds / 1_000_000_000)
+    }
+
+    private func instrument<Instrument: AnyObject & Sendable>(
+        _ name: String, _ labels: [(String, String)], make: () -> Instrument
+    ) -> Instrument {
+        let key = "\(Instrument.self) " + Self.key(name, labels)
+        return instruments.withLockedValue { made in
+            if let existing = made[key] as? Instrument { return existing }
+            let instrument = make()
+            made[key] = instrument
+            return instrument
+        }
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        instrument(name, labels) { CoreMetrics.Counter(label: name, dimensions: labels, factory: factory) }
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
+        instrument(name, labels) { CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory) }
+    }
+
+    private func timer(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Timer {
+        instrument(name, labels) { CoreMetrics.Timer(label: name, dimensions: labels, factory: factory) }
+    }
+}

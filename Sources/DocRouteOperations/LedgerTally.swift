@@ -1,0 +1,55 @@
+import DocRouteLedger
+import Foundation
+
+/// The ledger's counts per handler and state, and what each handler got today, kept in memory:
+/// read from the ledger once at start, then moved by the daemon's own commits and
+/// acknowledgements, so `status` costs no ledger scan.
+///
+/// Pure: the caller passes the time.
+package struct LedgerTally: Sendable {
+    /// Deliveries per handler (as its manifest spells it) and state.
+    private(set) var counts: [String: [LedgerRecord.State: Int]]
+    /// Committed since `day` began, per handler.
+    private var today: [String: Int]
+    /// The start of the day `today` counts.
+    private var day: Date
+    let calendar: Calendar
+
+    init(statistics: DeliveryLedger.Statistics?, now: Date, calendar: Calendar = .current) {
+        self.counts = statistics?.counts ?? [:]
+        self.today = statistics?.deliveredTodayByHandler ?? [:]
+        self.day = calendar.startOfDay(for: now)
+        self.calendar = calendar
+    }
+
+    /// A delivery was committed for `handler` at `now`.
+    mutating func committed(_ handler: String, at now: Date) {
+        rollOver(now)
+        counts[handler, default: [:]][.committed, default: 0] += 1
+        today[handler, default: 0] += 1
+    }
+
+    /// A committed delivery was acknowledged (`handled`) or declined.
+    mutating func acknowledged(_ handler: String, handled: Bool) {
+        let pending = counts[handler]?[.committed] ?? 0
+        counts[handler, default: [:]][.committed] = max(0, pending - 1)
+        counts[handler, default: [:]][handled ? .acknowledged : .declined, default: 0] += 1
+    }
+
+    /// Committed for `handler` since local midnight.
+    func deliveredToday(_ handler: String, at now: Date) -> Int {
+        calendar.startOfDay(for: now) == day ? today[handler] ?? 0 : 0
+    }
+
+    /// Committed for any handler since local midnight.
+    func deliveredToday(at now: Date) -> Int {
+        calendar.startOfDay(for: now) == day ? today.values.reduce(0, +) : 0
+    }
+
+    private mutating func rollOver(_ now: Date) {
+        let start = calendar.startOfDay(for: now)
+        guard start != day else { return }
+        day = start
+        today = [:]
+    }
+}

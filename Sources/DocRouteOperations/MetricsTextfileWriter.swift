@@ -1,0 +1,87 @@
+import DocRoutePlatform
+import Logging
+import NIOConcurrencyHelpers
+import NIOPosix
+import SystemPackage
+
+/// Keeps a node-exporter textfile-collector file (`metrics_textfile`) up to date: after a change,
+/// at most once per `interval` while changes keep coming, nothing at all while the daemon is idle
+/// (no timer; a write is planned only by a change). Each write replaces the file atomically.
+package final class MetricsTextfileWriter: Sendable {
+    /// The file written.
+    package let path: FilePath
+    let render: @Sendable () -> [UInt8]
+    let logger: Logger
+    let pool: NIOThreadPool
+    private let state: NIOLockedValueBox<State>
+
+    struct State {
+        var debounce: WriteDebounce<ContinuousClock.Instant>
+        /// The last failure logged, so a lasting problem is logged once, not every second.
+        var lastFailure: String?
+        /// Writes done, for tests and status.
+        var writes = 0
+    }
+
+    /// - Parameters:
+    ///   - path: the `.prom` file; its folder must exist.
+    ///   - interval: the shortest time between two writes.
+    ///   - render: the file's content at the time of writing.
+    package init(path: FilePath, interval: Duration = .seconds(1), logger: Logger, render: @escaping @Sendable () -> [UInt8]) {
+        self.path = path
+        self.render = render
+        self.logger = logger
+        self.state = NIOLockedValueBox(State(debounce: WriteDebounce(interval: interval)))
+        // Its own thread: the write blocks on fsync, which must not hold up an async executor.
+        self.pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
+    /// How many times the file was written.
+    package var writeCount: Int { state.withLockedValue { $0.writes } }
+
+    /// Something the file shows changed: plans a write unless one is planned.
+    package func changed() {
+        let now = ContinuousClock.now
+        guard let due = state.withLockedValue({ $0.debounce.changed(at: now) }) else { return }
+        Task { [self] in
+            try? await Task.sleep(until: due, clock: .continuous)
+            await writeIfDirty()
+        }
+    }
+
+    /// Writes now if anything changed since the last write (at shutdown, so the file ends exact).
+    package func flush() async {
+        await writeIfDirty()
+    }
+
+    func writeIfDirty() async {
+        let now = ContinuousClock.now
+        guard state.withLockedValue({ $0.debounce.writing(at: now) }) else { return }
+        let path = self.path
+        let render = self.render
+        do {
+            try await pool.runIfActive { try AtomicFile.replace(path, with: render()) }
+            let recovered = state.withLockedValue { state -> Bool in
+                state.writes += 1
+                defer { state.lastFailure = nil }
+                return state.lastFailure != nil
+            }
+            if recovered { logger.notice("metrics file written again", metadata: ["path": "\(path)"]) }
+        } catch {
+            let message = "\(error)"
+            let repeated = state.withLockedValue { state -> Bool in
+                defer { state.lastFailure = message }
+                return state.lastFailure == message
+            }
+            if !repeated {
+                logger.warning("metrics file cannot be written: \(message); its folder must exist and be writable by docrouted (under systemd, allow it with ReadWritePaths=)",
+                               metadata: ["path": "\(path)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import DocRoutePlatform
+import Logging
+
+/// The administrators' group (`admin_group`), looked up once per load and reload of the
+/// configuration, so that answering `status` needs nothing but the peer's credentials: no user
+/// database call on the request path (issue 16 item 1).
+package struct AdministratorGroup: Sendable, Hashable {
+    /// The configured name, for messages; nil when none is configured.
+    var name: String?
+    /// Its gid; nil when none is configured or the group does not exist.
+    var gid: UInt32?
+    /// The uids of the users the group file lists as members (supplementary members).
+    var memberUIDs: Set<UInt32> = []
+
+    /// Looks the group and its members up (reentrant calls). A configured group that does not
+    /// exist admits root only, and says so in the log.
+    static func resolve(_ name: String?, logger: Logger) -> AdministratorGroup {
+        guard let name else { return AdministratorGroup(name: nil, gid: nil) }
+        guard let group = UserDatabase.group(named: name) else {
+            logger.warning("admin_group '\(name)' does not exist: status is for root only until it does and docrouted reloads (SIGHUP)")
+            return AdministratorGroup(name: name, gid: nil)
+        }
+        let members = Set(group.members.compactMap { UserDatabase.user(named: $0)?.uid })
+        return AdministratorGroup(name: name, gid: group.gid, memberUIDs: members)
+    }
+
+    /// Root, a peer whose gid is the group, or a listed member.
+    func admits(_ peer: PeerCredentials) -> Bool {
+        if peer.uid == 0 { return true }
+        guard let gid else { return false }
+        return peer.gid == gid || memberUIDs.contains(peer.uid)
+    }
+}

@@ -1,0 +1,196 @@
+import DocRouteHandlers
+import DocRouteLedger
+import DocRouteProtocol
+import Logging
+
+/// Sends each handler what the ledger says it is owed: one `launch` per subscription, then
+/// `openURL` in commit order, at most `window` unacknowledged at a time per connection.
+///
+/// Acknowledgements are buffered and written to the ledger in batches, in the background: an
+/// `ack` never waits for a disk flush, so a handler that acknowledges each event at once is not
+/// held to one flush per event. An acknowledgement lost in a crash only means the document is
+/// sent again, which the protocol allows (at least once); ``acknowledgementsWritten()`` lets a
+/// later request see them all on disk.
+///
+/// The window is refilled a quarter at a time (or when it is empty), so a burst costs one ledger
+/// read per quarter window rather than one per acknowledgement.
+package actor HandlerDispatcher {
+    struct Subscription {
+        var connection: ClientConnection
+        /// As the manifest spells it, for ledger queries.
+        var bundleIdentifier: String
+        /// The highest sequence sent on this connection.
+        var lastSent: Int64 = 0
+        /// Delivery id to sequence, sent and not yet acknowledged.
+        var inFlight: [String: Int64] = [:]
+        var pumping = false
+        var repump = false
+        /// Nothing but `subscribed` and then `launch` may go out first: until both are sent, a
+        /// commit arriving meanwhile (the actor is re-entered while the ledger is read) waits.
+        var launched = false
+    }
+
+    let store: any DeliveryStore
+    let window: Int
+    let logger: Logger
+    /// Told of every send, acknowledgement and disconnection, for status and metrics.
+    let activity: (any DispatchObserver)?
+    var subscriptions: [String: Subscription] = [:]
+    var pendingAcknowledgements: [DeliveryAcknowledgement] = []
+    /// Writes ``pendingAcknowledgements`` until none is left; nil when idle.
+    var acknowledgementWriter: Task<Void, Never>?
+    /// Called when a document is committed for a handler that no connection is subscribed as.
+    let onUnsubscribedDelivery: @Sendable (String) -> Void
+
+    package init(store: any DeliveryStore, window: Int, activity: (any DispatchObserver)? = nil, logger: Logger,
+                onUnsubscribedDelivery: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.store = store
+        self.activity = activity
+        self.window = max(1, window)
+        self.logger = logger
+        self.onUnsubscribedDelivery = onUnsubscribedDelivery
+    }
+
+    /// Whether a live connection is subscribed as the handler.
+    package func isSubscribed(_ bundleIdentifier: String) -> Bool {
+        subscriptions[bundleIdentifier.lowercased()] != nil
+    }
+
+    /// Unacknowledged events in flight for a handler.
+    package func inFlightCount(_ bundleIdentifier: String) -> Int {
+        subscriptions[bundleIdentifier.lowercased()]?.inFlight.count ?? 0
+    }
+
+    /// Makes `connection` the handler's live connection: replies `subscribed`, then the `launch`.
+    package func subscribe(_ handler: RegisteredHandler, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
+        let key = handler.bundleIdentifier.lowercased()
+        if let existing = subscriptions[key], existing.connection != connection {
+            return ProtocolError(code: .alreadySubscribed, message: "another connection (\(existing.connection.credentials)) is subscribed as \(handler.bundleIdentifier); close it first", requestID: requestID)
+        }
+        if subscriptions[key] != nil {
+            return ProtocolError(code: .alreadySubscribed, message: "this connection is already subscribed as \(handler.bundleIdentifier)", requestID: requestID)
+        }
+        // One handler per connection: acknowledgements name no handler, so a second subscription
+        // on the same connection would make the first one's acks ambiguous (issue 16 item 11).
+        if let other = subscriptions.values.first(where: { $0.connection == connection }) {
+            return ProtocolError(code: .alreadySubscribed, message: "this connection is subscribed as \(other.bundleIdentifier) already; a connection serves one handler, so open another connection for \(handler.bundleIdentifier)", requestID: requestID)
+        }
+        subscriptions[key] = Subscription(connection: connection, bundleIdentifier: handler.bundleIdentifier)
+        // What an earlier connection acknowledged must not come back as owed.
+        await acknowledgementsWritten()
+        do {
+            let pending = try await store.owedCount(bundleIdentifier: handler.bundleIdentifier)
+            let first = try await store.owed(bundleIdentifier: handler.bundleIdentifier, afterSequence: 0, limit: 1).first
+            guard subscriptions[key]?.connection == connection else { return nil }
+            connection.send(.subscribed(id: requestID, bundleIdentifier: handler.bundleIdentifier, pending: pending))
+            if let first {
+                connection.send(.launch(first.event))
+                activity?.sent(handler.bundleIdentifier, deliveryID: first.event.deliveryID)
+                subscriptions[key]?.lastSent = first.sequence
+                subscriptions[key]?.inFlight[first.event.deliveryID] = first.sequence
+            } else {
+                connection.send(.plainLaunch)
+            }
+            subscriptions[key]?.launched = true
+            activity?.subscribed(handler.bundleIdentifier, pending: pending)
+            logger.info("handler subscribed", metadata: ["bundle-id": "\(handler.bundleIdentifier)", "pending": "\(pending)", "peer": "\(connection.credentials)"])
+        } catch {
+            subscriptions[key] = nil
+            return ProtocolError(code: .internal, message: "the ledger could not be read: \(error)", requestID: requestID)
+        }
+        await pump(key, bundleIdentifier: handler.bundleIdentifier)
+        return nil
+    }
+
+    /// A document was committed for a handler: send it if the handler is subscribed and has room.
+    package func committed(bundleIdentifier: String) async {
+        let key = bundleIdentifier.lowercased()
+        guard subscriptions[key] != nil else {
+            onUnsubscribedDelivery(bundleIdentifier)
+            return
+        }
+        await pump(key, bundleIdentifier: bundleIdentifier)
+    }
+
+    /// An `ack` from `connection`. Only deliveries sent on that connection can be acknowledged.
+    package func acknowledge(deliveryID: String, handled: Bool, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
+        guard let (key, subscription) = subscriptions.first(where: { $0.value.connection == connection }),
+              subscription.inFlight[deliveryID] != nil
+        else {
+            return ProtocolError(code: .notFound, message: "no delivery '\(deliveryID)' is waiting for an acknowledgement on this connection", requestID: requestID)
+        }
+        subscriptions[key]?.inFlight[deliveryID] = nil
+        activity?.acknowledged(subscription.bundleIdentifier, deliveryID: deliveryID, handled: handled)
+        pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
+        if acknowledgementWriter == nil {
+            acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
+        await pump(key, bundleIdentifier: subscription.bundleIdentifier)
+        return nil
+    }
+
+    /// The connection closed: its unacknowledged events stay owed and go out on the next subscription.
+    package func disconnected(_ connection: ClientConnection) {
+        for (key, subscription) in subscriptions where subscription.connection == connection {
+            subscriptions[key] = nil
+            activity?.disconnected(subscription.bundleIdentifier, deliveryIDs: Array(subscription.inFlight.keys))
+            logger.info("handler disconnected", metadata: ["bundle-id": "\(key)", "unacknowledged": "\(subscription.inFlight.count)"])
+        }
+    }
+
+    /// Returns once every acknowledgement received so far is in the ledger (or failed to be).
+    package func acknowledgementsWritten() async {
+        while let writer = acknowledgementWriter { await writer.value }
+    }
+
+    /// Writes buffered acknowledgements, one transaction for all that arrived meanwhile.
+    private func writeAcknowledgements() async {
+        defer { acknowledgementWriter = nil }
+        while !pendingAcknowledgements.isEmpty {
+            let batch = pendingAcknowledgements
+            pendingAcknowledgements.removeAll(keepingCapacity: true)
+            do {
+                try await store.acknowledge(batch)
+            } catch {
+                logger.error("acknowledgements could not be recorded; the documents will be sent again: \(error)")
+            }
+        }
+    }
+
+    /// Free slots that make a ledger read worth it while events are still in flight.
+    var refillSize: Int { max(1, window / 4) }
+
+    func pump(_ key: String, bundleIdentifier: String) async {
+        guard let subscription = subscriptions[key], subscription.launched else { return }
+        if subscription.pumping {
+            // A pump is already reading the ledger; make it look again before it stops.
+            subscriptions[key]?.repump = true
+            return
+        }
+        subscriptions[key]?.pumping = true
+        defer { subscriptions[key]?.pumping = false }
+        while var current = subscriptions[key], current.connection == subscription.connection {
+            current.repump = false
+            subscriptions[key] = current
+            let room = window - current.inFlight.count
+            guard room > 0, room >= refillSize || current.inFlight.isEmpty else { return }
+            let owed: [OwedDelivery]
+            do {
+                owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)
+            } catch {
+                logger.error("the ledger could not be read: \(error)", metadata: ["bundle-id": "\(bundleIdentifier)"])
+                return
+            }
+            // The connection may have gone, or acknowledged more, while the ledger was read.
+            guard var latest = subscriptions[key], latest.connection == subscription.connection else { return }
+            for delivery in owed where delivery.sequence > latest.lastSent {
+                latest.connection.send(.openURL(delivery.event))
+                activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
+                latest.lastSent = delivery.sequence
+                latest.inFlight[delivery.event.deliveryID] = delivery.sequence
+            }
+            subscriptions[key] = latest
+            if owed.count < room && !latest.repump { return }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import DocRouteIntake
+import DocRoutePlatform
+import DocRouteHandlers
+import Foundation
+import Logging
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Launch on demand under systemd: docrouted writes a flag file, the handler's path unit
+/// (`docroute-handler@<user>.path`, `PathChanged=/run/docroute/launch/<user>`) starts its service.
+/// docrouted needs no privilege for that: no D-Bus, no polkit, only its own runtime folder.
+extension HandlerLauncher {
+
+    func requestFromSystemd(_ handler: RegisteredHandler, key: String, flagDirectory: String) {
+        let bundle = handler.bundleIdentifier
+        let user = handler.manifest.user
+        guard let instance = HandlerAccount.unitInstance(for: user), HandlerAccount.resolve(user).map({ $0.uid != 0 }) ?? true else {
+            refused(bundle, key: key, HandlerLaunchError(code: .noUnitInstance, message: "handler \(bundle) not launched: under systemd a handler runs as a docroute-handler@USER service of its own user, and its DocRouteUser is '\(user)'; give it a DocRouteUser of its own (not root) in \(handler.manifest.file), then see docroutectl handlers --unit \(bundle)"))
+            return
+        }
+        let flag = flagDirectory + "/" + instance
+        do {
+            try Self.writeFlag(flag, directory: flagDirectory, bundle: bundle)
+        } catch {
+            refused(bundle, key: key, HandlerLaunchError(code: .flagFailed, message: "handler \(bundle) not launched: cannot write \(flag): \(error) (docrouted must be able to write \(flagDirectory); under systemd RuntimeDirectory=docroute gives it /run/docroute)"))
+            return
+        }
+        logger.info("handler launch requested from systemd", metadata: [
+            "bundle-id": "\(bundle)", "unit": "docroute-handler@\(instance).service", "path": "\(flag)", "message-id": "handler-launched",
+        ])
+        // Asked again only after a pause, unless it subscribes in between.
+        backOff(key, because: "asked of systemd (docroute-handler@\(instance).path)", level: .debug)
+    }
+
+    /// Writes `bundle` into the flag file (creating its folder), so inotify reports a close after
+    /// writing to the path unit. Never follows a symbolic link.
+    static func writeFlag(_ flag: String, directory: String, bundle: String) throws {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw Errno(rawValue: errno)
+        }
+        let folder = try SystemCall.openDirectory(FilePath(directory))
+        defer { SystemCall.close(folder) }
+        guard let name = FilePath(flag).lastComponent else { throw Errno.invalidArgument }
+        let file = try SystemCall.open(name, in: folder, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644, describing: flag)
+        defer { SystemCall.close(file) }
+        let text = Array((bundle + "\n").utf8)
+        try text.withUnsafeBytes { try SystemCall.writeAll(file, $0, describing: flag) }
+    }
+}
