@@ -1,7 +1,7 @@
 /// Files waiting for intake, each once however many times an event or a scan reports it.
 package struct ArrivalQueue {
     package struct Arrival: Hashable {
-        var folder: WatchedFolder
+        package var folder: WatchedFolder
         var name: [UInt8]
     }
 

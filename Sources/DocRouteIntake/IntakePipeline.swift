@@ -37,7 +37,7 @@ package actor IntakePipeline {
     /// Messages (and parts) already reported as not deliverable, so a rescan does not repeat it.
     var reportedMessages: Set<String> = []
 
-    var deliveredCount = 0
+    package var deliveredCount = 0
     let wake: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
     var stopped = false
@@ -52,7 +52,7 @@ package actor IntakePipeline {
     /// queue drains. The files wait in their inbox meanwhile; nothing is lost.
     var backlogLeftInInboxes = false
 
-    init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, activity: any IntakeObserver, logger: Logger) {
+    package init(configuration: DaemonConfiguration, backend: any DeliveryBackend, watcher: InboxWatcher, activity: any IntakeObserver, logger: Logger) {
         self.activity = activity
         self.configuration = configuration
         self.backend = backend
@@ -66,7 +66,7 @@ package actor IntakePipeline {
     /// - Parameters:
     ///   - routing: the routing snapshot of the moment, taken once per batch.
     ///   - committed: called with a handler's bundle identifier once deliveries to it are committed.
-    func start(routing: @escaping @Sendable () -> RoutingSnapshot,
+    package func start(routing: @escaping @Sendable () -> RoutingSnapshot,
                committed: @escaping @Sendable (_ bundleIdentifier: String) async -> Void) async {
         self.routing = routing
         self.committed = committed
@@ -87,9 +87,9 @@ package actor IntakePipeline {
     }
 
     /// Answers when the actor is free: the watchdog's proof of life.
-    func heartbeat() {}
+    package func heartbeat() {}
 
-    func stop() {
+    package func stop() {
         stopped = true
         wakeContinuation.finish()
         for (_, fd) in folders { close(fd) }
@@ -97,7 +97,7 @@ package actor IntakePipeline {
     }
 
     /// The intake loop: runs until ``stop()``.
-    func run() async {
+    package func run() async {
         for await _ in wake {
             while !queue.isEmpty && !stopped {
                 await process(queue.pop(limit: Self.batchLimit))
@@ -407,7 +407,7 @@ package actor IntakePipeline {
     /// Delivers one document that did not come from an inbox (`open`), by the path an inbox's
     /// files take: handed to the backend, reported, counted, its handler told once it is committed.
     /// The document's descriptor is closed here.
-    func deliverRequested(_ delivery: DocumentDelivery) async -> DocumentDeliveryOutcome? {
+    package func deliverRequested(_ delivery: DocumentDelivery) async -> DocumentDeliveryOutcome? {
         let outcome = await backend.deliver([delivery]).first
         close(delivery.source.descriptor)
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
@@ -420,7 +420,7 @@ package actor IntakePipeline {
 
     /// Counts a document committed for an `open` request: "delivered since start" counts every
     /// committed delivery, as "delivered today" does, not only the inboxes'.
-    func countOpened() {
+    package func countOpened() {
         deliveredCount += 1
     }
 

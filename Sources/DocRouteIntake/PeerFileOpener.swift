@@ -15,7 +15,7 @@ import Glibc
 /// system call, which changes the calling thread alone. Keeping docrouted's own groups there
 /// would let a client read what only docrouted's groups may (issue 16 item 5).
 package enum PeerFileOpener {
-    static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
+    package static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
         guard path.first == UInt8(ascii: "/") else { return .failure(.vanished) }
         let folder = Array(path[..<(path.lastIndex(of: UInt8(ascii: "/")) ?? 0)])
         let name = Array(path[(path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0)...])

@@ -18,4 +18,11 @@ package struct WatchedFolder: Sendable, Hashable {
     package var mailbox: String?
     package var path: String
     package var role: Role = .drop
+
+    package init(inbox: Int, mailbox: String?, path: String, role: Role = .drop) {
+        self.inbox = inbox
+        self.mailbox = mailbox
+        self.path = path
+        self.role = role
+    }
 }

@@ -116,7 +116,7 @@ package final class DaemonActivity: Sendable {
     }
 
     /// Delivered sources taken out of their inboxes and not yet freed (see ``SourceReclaimer``).
-    func sourcesToReclaim(_ count: Int) {
+    package func sourcesToReclaim(_ count: Int) {
         metrics.sourcesToReclaim(count)
         textfile?.changed()
     }
@@ -168,7 +168,7 @@ package final class DaemonActivity: Sendable {
     }
 
     /// A custom-scheme URL was recorded for `handler` (an `open` request).
-    func committedURL(_ handler: String) {
+    package func committedURL(_ handler: String) {
         let date = Date()
         state.withLockedValue { $0.tally.committed(handler, at: date) }
         metrics.delivery(handler: handler, outcome: .delivered)

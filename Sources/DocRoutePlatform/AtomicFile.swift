@@ -11,7 +11,7 @@ import Glibc
 package enum AtomicFile {
     /// Writes `bytes` to `path`, replacing what is there, with permissions `mode` (umask ignored, so
     /// a collector running as another user can read it).
-    static func replace(_ path: FilePath, with bytes: [UInt8], mode: mode_t = 0o644) throws {
+    package static func replace(_ path: FilePath, with bytes: [UInt8], mode: mode_t = 0o644) throws {
         guard let name = path.lastComponent else {
             throw DeliveryError(code: .invalidName, message: "\(path.string) names no file; give a file path", path: path.string)
         }

@@ -14,7 +14,7 @@ package struct AdministratorGroup: Sendable, Hashable {
 
     /// Looks the group and its members up (reentrant calls). A configured group that does not
     /// exist admits root only, and says so in the log.
-    static func resolve(_ name: String?, logger: Logger) -> AdministratorGroup {
+    package static func resolve(_ name: String?, logger: Logger) -> AdministratorGroup {
         guard let name else { return AdministratorGroup(name: nil, gid: nil) }
         guard let group = UserDatabase.group(named: name) else {
             logger.warning("admin_group '\(name)' does not exist: status is for root only until it does and docrouted reloads (SIGHUP)")
@@ -25,7 +25,7 @@ package struct AdministratorGroup: Sendable, Hashable {
     }
 
     /// Root, a peer whose gid is the group, or a listed member.
-    func admits(_ peer: PeerCredentials) -> Bool {
+    package func admits(_ peer: PeerCredentials) -> Bool {
         if peer.uid == 0 { return true }
         guard let gid else { return false }
         return peer.gid == gid || memberUIDs.contains(peer.uid)

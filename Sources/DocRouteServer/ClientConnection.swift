@@ -34,12 +34,12 @@ package final class ClientConnection: Sendable, Hashable {
     }
 
     /// Whether this connection can carry passed descriptors (it came in on the descriptor socket).
-    var receivesDescriptors: Bool {
+    package var receivesDescriptors: Bool {
         if case .descriptorSocket = transport { true } else { false }
     }
 
     /// Takes the descriptor passed with the current line; the caller owns (and closes) it.
-    func takePassedDescriptor() -> Int32? {
+    package func takePassedDescriptor() -> Int32? {
         passedDescriptor.withLockedValue { descriptor in
             defer { descriptor = nil }
             return descriptor
@@ -62,7 +62,7 @@ package final class ClientConnection: Sendable, Hashable {
     /// Whether this connection is subscribed as a handler.
     package var isSubscribed: Bool { subscribed.withLockedValue { $0 } }
 
-    func markSubscribed() {
+    package func markSubscribed() {
         subscribed.withLockedValue { $0 = true }
     }
 

@@ -281,7 +281,7 @@ package final class SocketServer: Sendable {
 /// Splits a connection's bytes into protocol lines, keeps the connection's unfinished line within
 /// the limit for all connections together, and closes it when idle too long before subscribing.
 package final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = ByteBuffer
+    package typealias InboundIn = ByteBuffer
     // Touched only on the channel's event loop.
     var framer = LineFramer()
     let continuation: AsyncStream<LineFramer.Frame>.Continuation
@@ -307,11 +307,11 @@ package final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable 
         self.logger = logger
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         scheduleIdleCheck(channel: context.channel, after: idleTimeout)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         lastRead = .now()
         let buffer = Self.unwrapInboundIn(data)
@@ -378,12 +378,12 @@ package final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable 
         }
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         backpressure.writabilityChanged(context.channel.isWritable)
         context.fireChannelWritabilityChanged()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         idleCheck?.cancel()
         idleCheck = nil
         releaseUnfinished()
@@ -395,25 +395,25 @@ package final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable 
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 }
 
 /// Sends one error line to a connection over the cap, then closes it.
 package final class RefusingHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
+    package typealias InboundIn = ByteBuffer
     let line: [UInt8]
 
     init(line: [UInt8]) {
         self.line = line
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: line.count)
         buffer.writeBytes(line)
         context.writeAndFlush(NIOAny(buffer)).whenComplete { [context] _ in context.close(promise: nil) }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }
