@@ -185,7 +185,7 @@ let package = Package(
             name: "docroutectl",
             dependencies: [
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteMail",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // IOError's errno, to say why a connect failed.
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,6 @@
 import DocRouteIntake
-import DocRoutePlatform
 import DocRouteLedger
+import DocRoutePlatform
 import Foundation
 import SystemPackage
 

@@ -1,5 +1,5 @@
-import DocRouteIntake
 import CDocRouteShim
+import DocRouteIntake
 import Foundation
 import Logging
 import SystemPackage

@@ -1,7 +1,7 @@
 import DocRouteConfiguration
 import DocRouteIntake
-import DocRoutePlatform
 import DocRouteLedger
+import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import Logging

@@ -1,8 +1,8 @@
-import DocRouteConfiguration
-import DocRoutePlatform
-import DocRouteLedger
 import Crypto
+import DocRouteConfiguration
 import DocRouteHandlers
+import DocRouteLedger
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 import Logging

@@ -1,6 +1,6 @@
+import Crypto
 import DocRouteIntake
 import DocRoutePlatform
-import Crypto
 import Logging
 import SystemPackage
 

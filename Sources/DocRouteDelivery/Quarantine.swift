@@ -24,7 +24,7 @@ package struct Quarantine: Sendable {
     let logger: Logger
 
     /// The suffix of reason files.
-    package static let reasonSuffix = ".reason"
+    package static let reasonSuffix = SandboxName.quarantineReasonSuffix
 
     /// A quarantine under `directory` (created when first needed).
     package init(directory: FilePath, logger: Logger) {

@@ -1,6 +1,6 @@
+import Crypto
 import DocRouteIntake
 import DocRoutePlatform
-import Crypto
 import SystemPackage
 
 #if canImport(Glibc)
@@ -105,9 +105,9 @@ package struct SandboxWriter: Sendable {
 
     /// Names of temporaries start with this and end with ``temporarySuffix``; a sanitised final
     /// name never starts with a dot, so the two can never be confused.
-    package static let temporaryPrefix = ".docroute-"
+    package static let temporaryPrefix = SandboxName.temporaryPrefix
     /// See ``temporaryPrefix``.
-    package static let temporarySuffix = ".tmp"
+    package static let temporarySuffix = SandboxName.temporarySuffix
 
     /// Mode of created folders: a handler's sandbox is its own (issue 16: the admin group, which
     /// holds the mail delivery agent, once read and planted documents through group bits).
@@ -128,7 +128,7 @@ package struct SandboxWriter: Sendable {
 
     /// Whether a name is one of our temporaries.
     package static func isTemporaryName(_ name: String) -> Bool {
-        name.hasPrefix(temporaryPrefix) && name.hasSuffix(temporarySuffix)
+        SandboxName.isTemporaryName(name)
     }
 
     // MARK: Folders

@@ -1,7 +1,7 @@
 import DocRouteConfiguration
+import DocRouteMail
 import DocRouteMaildir
 import DocRoutePlatform
-import DocRouteMail
 import DocRouteProtocol
 import Foundation
 import Logging

@@ -127,4 +127,21 @@ package struct SandboxName: Sendable, Hashable {
         }
         return String(text[..<end])
     }
+
+    // MARK: Names that are not documents
+
+    /// A temporary copy is written under a name that starts with this and ends with
+    /// ``temporarySuffix``, then renamed; a sanitised final name never starts with a dot, so the two
+    /// can never be confused. Listings (`docroutectl quarantine list`) skip them.
+    package static let temporaryPrefix = ".docroute-"
+    /// See ``temporaryPrefix``.
+    package static let temporarySuffix = ".tmp"
+
+    /// Whether a name is one of docrouted's temporaries.
+    package static func isTemporaryName(_ name: String) -> Bool {
+        name.hasPrefix(temporaryPrefix) && name.hasSuffix(temporarySuffix)
+    }
+
+    /// Beside each quarantined file, a file of this suffix says why it is there.
+    package static let quarantineReasonSuffix = ".reason"
 }

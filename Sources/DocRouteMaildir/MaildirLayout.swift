@@ -1,6 +1,6 @@
 import DocRouteConfiguration
-import DocRoutePlatform
 import DocRouteMail
+import DocRoutePlatform
 
 #if canImport(Glibc)
 import Glibc

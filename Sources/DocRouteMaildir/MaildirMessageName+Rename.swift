@@ -1,5 +1,5 @@
-import DocRoutePlatform
 import CDocRouteShim
+import DocRoutePlatform
 import SystemPackage
 
 #if canImport(Glibc)

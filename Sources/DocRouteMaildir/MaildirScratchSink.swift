@@ -1,5 +1,5 @@
-import DocRoutePlatform
 import DocRouteMail
+import DocRoutePlatform
 import Logging
 import SystemPackage
 

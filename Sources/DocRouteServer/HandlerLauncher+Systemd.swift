@@ -1,6 +1,6 @@
+import DocRouteHandlers
 import DocRouteIntake
 import DocRoutePlatform
-import DocRouteHandlers
 import Foundation
 import Logging
 import SystemPackage

@@ -1,10 +1,8 @@
 import ArgumentParser
 import DocRouteConfiguration
-import DocRouteDelivery
-import DocRouteIntake
-import DocRouteMaildir
-import DocRoutePlatform
 import DocRouteHandlers
+import DocRouteIntake
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 import Logging

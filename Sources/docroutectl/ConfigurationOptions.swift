@@ -1,8 +1,6 @@
 import ArgumentParser
 import DocRouteConfiguration
-import DocRouteDelivery
 import DocRouteIntake
-import DocRouteMaildir
 import DocRoutePlatform
 import Foundation
 

@@ -1,10 +1,8 @@
 import ArgumentParser
 import DocRouteConfiguration
-import DocRouteDelivery
-import DocRouteIntake
-import DocRouteMaildir
-import DocRoutePlatform
 import DocRouteHandlers
+import DocRouteIntake
+import DocRoutePlatform
 import Foundation
 
 /// What an administrator installs so that systemd starts a handler on demand, as a shell script

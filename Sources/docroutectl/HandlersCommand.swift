@@ -1,10 +1,7 @@
 import ArgumentParser
-import DocRouteConfiguration
-import DocRouteDelivery
-import DocRouteIntake
-import DocRouteMaildir
-import DocRoutePlatform
 import DocRouteHandlers
+import DocRouteIntake
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 

@@ -1,11 +1,9 @@
 import ArgumentParser
-import DocRouteConfiguration
-import DocRouteDelivery
+import DocRouteHandlers
 import DocRouteIntake
+import DocRouteMail
 import DocRouteMaildir
 import DocRoutePlatform
-import DocRouteHandlers
-import DocRouteMail
 import DocRouteTypes
 import Foundation
 import SystemPackage

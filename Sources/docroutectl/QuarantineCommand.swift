@@ -1,10 +1,8 @@
 import ArgumentParser
 import DocRouteConfiguration
-import DocRouteDelivery
-import DocRouteIntake
-import DocRouteMaildir
-import DocRoutePlatform
 import DocRouteHandlers
+import DocRouteIntake
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 import SystemPackage
@@ -134,7 +132,7 @@ struct QuarantineCommand: ParsableCommand {
             let name = file.origin.map { ($0 as NSString).lastPathComponent } ?? (file.path as NSString).lastPathComponent
             let target = folder + "/" + name
             try Self.move(file.path, to: target)
-            unlink(file.path + Quarantine.reasonSuffix)
+            unlink(file.path + SandboxName.quarantineReasonSuffix)
             return (target, handler)
         }
 

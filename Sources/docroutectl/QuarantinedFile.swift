@@ -1,7 +1,5 @@
 import DocRouteConfiguration
-import DocRouteDelivery
 import DocRouteIntake
-import DocRouteMaildir
 import DocRoutePlatform
 import Foundation
 #if canImport(Glibc)
@@ -33,7 +31,7 @@ struct QuarantinedFile {
         for mailbox in mailboxes.sorted() {
             let folder = directory + "/" + mailbox
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            for name in names.sorted() where !name.hasSuffix(Quarantine.reasonSuffix) && !SandboxWriter.isTemporaryName(name) {
+            for name in names.sorted() where !name.hasSuffix(SandboxName.quarantineReasonSuffix) && !SandboxName.isTemporaryName(name) {
                 files.append(read(folder + "/" + name, mailbox: mailbox))
             }
         }
@@ -47,7 +45,7 @@ struct QuarantinedFile {
         var file = QuarantinedFile(
             path: path, mailbox: mailbox, reason: "no .reason file beside it", contentType: nil, quarantinedAt: nil, origin: nil,
             size: found ? Int64(info.st_size) : 0, isRegularFile: found && (info.st_mode & S_IFMT) == S_IFREG)
-        let reasonPath = path + Quarantine.reasonSuffix
+        let reasonPath = path + SandboxName.quarantineReasonSuffix
         guard let text = try? String(contentsOfFile: reasonPath, encoding: .utf8) else { return file }
         let lines = text.split(separator: "\n").map(String.init)
         if var first = lines.first {

@@ -1,8 +1,5 @@
 import ArgumentParser
-import DocRouteConfiguration
-import DocRouteDelivery
 import DocRouteIntake
-import DocRouteMaildir
 import DocRoutePlatform
 import DocRouteTypes
 import Foundation

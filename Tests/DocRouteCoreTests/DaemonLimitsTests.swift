@@ -1,5 +1,3 @@
-import Foundation
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -9,6 +7,8 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import Testing
 
 /// The pieces behind issue 16's hardening that need no daemon: lookups safe from any thread, the
 /// administrators' group, the connection accounting, the new configuration keys.

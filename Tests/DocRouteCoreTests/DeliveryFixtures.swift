@@ -1,6 +1,3 @@
-import Foundation
-import Logging
-import SystemPackage
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -10,6 +7,9 @@ import SystemPackage
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import Logging
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,3 @@
-import Foundation
-import GRDB
-import Synchronization
-import SystemPackage
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -12,6 +7,11 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import GRDB
+import Synchronization
+import SystemPackage
+import Testing
 
 #if canImport(Glibc)
 import Glibc

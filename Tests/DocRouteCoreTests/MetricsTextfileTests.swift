@@ -1,8 +1,3 @@
-import Foundation
-import Logging
-import NIOConcurrencyHelpers
-import SystemPackage
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -12,6 +7,11 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import SystemPackage
+import Testing
 
 /// The debounce that keeps `metrics_textfile` current without a timer, and the atomic write.
 @Suite struct MetricsTextfileTests {

@@ -1,7 +1,3 @@
-import DocRouteProtocol
-import Foundation
-import Logging
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -10,7 +6,11 @@ import Testing
 @testable import DocRouteMaildir
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
+import DocRouteProtocol
 @testable import DocRouteServer
+import Foundation
+import Logging
+import Testing
 
 /// The counts behind `status` and the metrics: progress with rate and estimate, the ledger tally,
 /// the Prometheus text.

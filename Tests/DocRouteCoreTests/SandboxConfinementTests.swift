@@ -1,6 +1,3 @@
-import Foundation
-import SystemPackage
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -10,6 +7,9 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import SystemPackage
+import Testing
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,3 @@
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -8,6 +7,7 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Testing
 
 @Suite struct SandboxNameTests {
     @Test(arguments: [

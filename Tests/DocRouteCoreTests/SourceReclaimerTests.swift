@@ -1,7 +1,3 @@
-import Foundation
-import Synchronization
-import SystemPackage
-import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
@@ -11,6 +7,10 @@ import Testing
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import Foundation
+import Synchronization
+import SystemPackage
+import Testing
 
 #if canImport(Glibc)
 import Glibc

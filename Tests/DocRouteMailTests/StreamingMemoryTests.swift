@@ -1,8 +1,8 @@
 @testable import DocRouteConfiguration
 @testable import DocRouteIntake
+import DocRouteMail
 @testable import DocRouteMaildir
 @testable import DocRoutePlatform
-import DocRouteMail
 import Foundation
 import Logging
 import SystemPackage
