@@ -11,59 +11,8 @@ import Musl
 #endif
 
 extension DeliveryBatch {
-    /// One package document (a folder whose type is a package, e.g. `Report.rtfd/`) to deliver
-    /// whole from an inbox.
-    package struct PackageRequest: Sendable {
-        /// The delivery's id (sent to the handler; never changes).
-        package var deliveryID: UUID
-        private var sourceDirectoryNumber: CInt
-        /// The inbox folder holding the package; the batch opens the package itself from it.
-        package var sourceDirectory: FileDescriptor { FileDescriptor(rawValue: sourceDirectoryNumber) }
-        /// The package's name in ``sourceDirectory`` (raw bytes).
-        package var sourceName: [UInt8]
-        /// The package's path, for the ledger (recovery removes a delivered source by it) and logs.
-        package var sourcePath: FilePath
-        /// The handler's container root; the package goes to `Documents/Inbox/<mailbox>/` below it.
-        package var containerRoot: FilePath
-        /// The mailbox folder.
-        package var mailbox: String
-        /// Owner of the copy, applied when docrouted runs as root.
-        package var owner: SandboxWriter.Owner?
-        /// The name the package keeps (before the name rule).
-        package var originalName: String
-        /// The extension chain the type engine recognised (`.rtfd`).
-        package var extensionChain: String
-        /// The package's Uniform Type Identifier.
-        package var contentType: String
-        /// The handler it goes to.
-        package var bundleIdentifier: String
-        /// `sourceApplication` of the event, if any.
-        package var sourceApplication: String?
-        /// Extra annotation entries as a JSON object, or `nil`.
-        package var annotation: String?
-
-        /// Creates a request.
-        package init(
-            deliveryID: UUID = UUID(), sourceDirectory: FileDescriptor, sourceName: [UInt8], sourcePath: FilePath,
-            containerRoot: FilePath, mailbox: String, owner: SandboxWriter.Owner? = nil, originalName: String,
-            extensionChain: String, contentType: String, bundleIdentifier: String,
-            sourceApplication: String? = nil, annotation: String? = nil
-        ) {
-            self.deliveryID = deliveryID
-            self.sourceDirectoryNumber = sourceDirectory.rawValue
-            self.sourceName = sourceName
-            self.sourcePath = sourcePath
-            self.containerRoot = containerRoot
-            self.mailbox = mailbox
-            self.owner = owner
-            self.originalName = originalName
-            self.extensionChain = extensionChain
-            self.contentType = contentType
-            self.bundleIdentifier = bundleIdentifier
-            self.sourceApplication = sourceApplication
-            self.annotation = annotation
-        }
-    }
+    /// What a package delivery is given: intake's ``PackageDelivery``.
+    package typealias PackageRequest = PackageDelivery
 
     /// Temporary folders of package copies are named this plus a UUID; a final name never starts
     /// with a dot, and file temporaries end in `.tmp`, so none of these can be confused.
@@ -103,11 +52,11 @@ extension DeliveryBatch {
 
     private func runPackage(_ request: PackageRequest, stoppingAfter lastStep: PackageStep?) -> Outcome {
         let crashed = Outcome.failed(DeliveryError(code: .io, message: "A test stopped this package delivery."))
-        let path = request.sourcePath.string
+        let path = request.sourcePath
         let source: CInt
         do {
             source = try PackageTree.withCName(request.sourceName) { name in
-                try PackageTree.openFolder(name, in: request.sourceDirectory.rawValue, describing: path)
+                try PackageTree.openFolder(name, in: request.sourceFolder, describing: path)
             }
         } catch {
             return .failed(DeliveryLedger.ledgerError("open the package", error))
@@ -120,7 +69,7 @@ extension DeliveryBatch {
                 device: found.device, inode: found.inode, mode: found.mode, linkCount: found.linkCount,
                 userID: found.userID, groupID: found.groupID,
                 size: Self.packageSourceMarker, modificationTimeNanoseconds: Self.packageSourceMarker)
-            if let earlier = try ledger.deliveredRecords(forSources: [(sourceStatus, request.sourcePath, false)])[0] {
+            if let earlier = try ledger.deliveredRecords(forSources: [(sourceStatus, FilePath(request.sourcePath), false)])[0] {
                 removePackageSource(request, status: sourceStatus, deliveryID: earlier.deliveryID)
                 return .alreadyDelivered(earlier)
             }
@@ -129,9 +78,10 @@ extension DeliveryBatch {
         }
 
         let mailbox = SandboxName.sanitizedComponent(request.mailbox)
+        let owner = request.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) }
         let folder: SandboxWriter.Folder
         do {
-            folder = try writer.openFolder(root: request.containerRoot, components: ["Documents", "Inbox", mailbox], owner: request.owner, create: true)
+            folder = try writer.openFolder(root: FilePath(request.containerRoot), components: ["Documents", "Inbox", mailbox], owner: owner, create: true)
         } catch {
             return .failed(DeliveryLedger.ledgerError("open the mailbox folder", error))
         }
@@ -150,7 +100,7 @@ extension DeliveryBatch {
             defer { buffer.deallocate() }
             _ = try PackageTree.copy(
                 from: source, describing: path, to: temporary, describing: temporaryPath,
-                owner: request.owner, fileMode: writer.fileMode, folderMode: writer.folderMode,
+                owner: owner, fileMode: writer.fileMode, folderMode: writer.folderMode,
                 accessUserID: writer.accessUserID, buffer: buffer, logger: logger)
             let (size, sha256) = try PackageTree.digest(of: temporary, describing: temporaryPath)
             let copy = try SystemCall.status(of: FileDescriptor(rawValue: temporary), describing: temporaryPath)
@@ -162,12 +112,12 @@ extension DeliveryBatch {
             var record = LedgerRecord(
                 deliveryID: request.deliveryID, bundleIdentifier: request.bundleIdentifier, kind: .file,
                 mailbox: mailbox, originalName: originalName, extensionChain: name.extensionChain,
-                containerPath: request.containerRoot.string, finalPath: folder.path(of: finalName).string,
+                containerPath: request.containerRoot, finalPath: folder.path(of: finalName).string,
                 finalDevice: copy.device, finalInode: copy.inode, temporaryPath: temporaryPath,
                 contentType: request.contentType, size: size, sha256: sha256,
                 sourceApplication: request.sourceApplication,
                 annotation: Self.annotation(mailbox: mailbox, originalFilename: originalName, size: size, extra: request.annotation),
-                state: .staged, sourcePath: request.sourcePath, sourceDevice: sourceStatus.device, sourceInode: sourceStatus.inode,
+                state: .staged, sourcePath: FilePath(request.sourcePath), sourceDevice: sourceStatus.device, sourceInode: sourceStatus.inode,
                 sourceSize: Self.packageSourceMarker, sourceMtimeNs: Self.packageSourceMarker)
             try ledger.stage([record])
             staged = true
@@ -211,8 +161,8 @@ extension DeliveryBatch {
     /// Removes a delivered package's source tree if its inbox name still holds that very folder,
     /// syncs the inbox, and notes it in the ledger. Failures are logged: recovery tries again.
     private func removePackageSource(_ request: PackageRequest, status: SystemCall.FileStatus, deliveryID: UUID) {
-        let path = request.sourcePath.string
-        let inbox = request.sourceDirectory
+        let path = request.sourcePath
+        let inbox = FileDescriptor(rawValue: request.sourceFolder)
         do {
             // Not while the ledger that records the delivery is gone or replaced.
             try ledger.confirmInPlace()
@@ -220,7 +170,7 @@ extension DeliveryBatch {
             let found = PackageTree.withCName(request.sourceName) { fstatat(inbox.rawValue, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
             if found, info.st_mode & S_IFMT == S_IFDIR, UInt64(info.st_dev) == status.device, UInt64(info.st_ino) == status.inode {
                 try PackageTree.remove(request.sourceName, in: inbox.rawValue, describing: path)
-                try SystemCall.fsync(inbox, describing: request.sourcePath.removingLastComponent().string)
+                try SystemCall.fsync(inbox, describing: FilePath(request.sourcePath).removingLastComponent().string)
             }
             try ledger.markSourcesRemoved([deliveryID])
         } catch {

@@ -2,26 +2,15 @@ import CDocRouteShim
 import DocRouteIntake
 import Foundation
 import Logging
-import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension LedgerBackend {
-    /// Delivers a package that intake hands over (``DeliveryBackend``): the same as a request.
-    package func deliverPackage(_ package: PackageDelivery) async -> DocumentDeliveryOutcome {
-        await deliverPackage(DeliveryBatch.PackageRequest(
-            sourceDirectory: FileDescriptor(rawValue: package.sourceFolder), sourceName: package.sourceName,
-            sourcePath: FilePath(package.sourcePath), containerRoot: FilePath(package.containerRoot), mailbox: package.mailbox,
-            owner: package.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
-            originalName: package.originalName, extensionChain: package.extensionChain, contentType: package.contentType,
-            bundleIdentifier: package.bundleIdentifier, sourceApplication: package.sourceApplication))
-    }
-
     /// Delivers a package document whole on the delivery pool (see
     /// ``DeliveryBatch/deliverPackage(_:)``), after creating its sandbox if it is a default one.
-    package func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome {
-        prepareContainer(package.containerRoot.string, owner: package.owner.map { (uid: $0.userID, gid: $0.groupID) })
+    package func deliverPackage(_ package: PackageDelivery) async -> DocumentDeliveryOutcome {
+        prepareContainer(package.containerRoot, owner: package.owner)
         do {
             return DocumentDeliveryOutcome(try await blocking { [batch] in batch.deliverPackage(package) })
         } catch {

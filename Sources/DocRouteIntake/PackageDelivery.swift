@@ -1,8 +1,12 @@
+import Foundation
+
 /// A package document (a folder delivered whole) that intake hands to delivery.
 ///
 /// The folder is opened by delivery itself from ``sourceFolder``: a package is walked once, by the
 /// code that copies it.
 package struct PackageDelivery: Sendable {
+    /// The delivery's id (sent to the handler; never changes).
+    package var deliveryID: UUID
     /// The inbox folder holding the package.
     package var sourceFolder: Int32
     /// The package's name in ``sourceFolder`` (raw bytes).
@@ -23,12 +27,15 @@ package struct PackageDelivery: Sendable {
     package var contentType: String
     /// The handler it goes to.
     package var bundleIdentifier: String
-    /// `sourceApplication` of the event.
-    package var sourceApplication: String
+    /// `sourceApplication` of the event, if any.
+    package var sourceApplication: String?
+    /// Extra annotation entries as a JSON object, or nil.
+    package var annotation: String?
 
-    package init(sourceFolder: Int32, sourceName: [UInt8], sourcePath: String, containerRoot: String, mailbox: String,
-                 owner: (uid: UInt32, gid: UInt32)?, originalName: String, extensionChain: String, contentType: String,
-                 bundleIdentifier: String, sourceApplication: String) {
+    package init(deliveryID: UUID = UUID(), sourceFolder: Int32, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+                 mailbox: String, owner: (uid: UInt32, gid: UInt32)? = nil, originalName: String, extensionChain: String,
+                 contentType: String, bundleIdentifier: String, sourceApplication: String? = nil, annotation: String? = nil) {
+        self.deliveryID = deliveryID
         self.sourceFolder = sourceFolder
         self.sourceName = sourceName
         self.sourcePath = sourcePath
@@ -40,5 +47,6 @@ package struct PackageDelivery: Sendable {
         self.contentType = contentType
         self.bundleIdentifier = bundleIdentifier
         self.sourceApplication = sourceApplication
+        self.annotation = annotation
     }
 }

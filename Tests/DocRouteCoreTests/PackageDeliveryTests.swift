@@ -31,8 +31,8 @@ import Glibc
 
     func request(_ scratch: Scratch, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
-            sourceDirectory: inbox, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)"),
-            containerRoot: scratch.path("containers/com.example.editor"), mailbox: "Mail", originalName: name,
+            sourceFolder: inbox.rawValue, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
+            containerRoot: scratch.path("containers/com.example.editor").string, mailbox: "Mail", originalName: name,
             extensionChain: ".rtfd", contentType: "com.apple.rtfd", bundleIdentifier: "com.example.editor")
     }
 
