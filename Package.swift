@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"], exclude: ["Fixtures"]),
         .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
-        // The Maildir tests drive DocRouteCore's Maildir pieces too; Fixtures holds Python scripts.
+        // The Maildir tests drive the daemon's Maildir reading and intake too; Fixtures holds Python scripts.
         .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake"], exclude: ["Fixtures"]),
         .testTarget(
             name: "DocRouteClientTests",

@@ -9,8 +9,8 @@ import Testing
             message: "copy failed",
             metadata: ["bundle-id": "com.sunsetlakesoftware.molecules", "mailbox": "Mail"],
             label: "docroute.delivery",
-            source: "DocRouteCore",
-            file: "DocRouteCore/Delivery.swift",
+            source: "DocRouteDelivery",
+            file: "DocRouteDelivery/DeliveryBatch.swift",
             function: "deliver(_:)",
             line: 42,
             syslogIdentifier: "docrouted"
@@ -20,13 +20,13 @@ import Testing
                 "MESSAGE=copy failed",
                 "PRIORITY=4",
                 "SYSLOG_IDENTIFIER=docrouted",
-                "CODE_FILE=DocRouteCore/Delivery.swift",
+                "CODE_FILE=DocRouteDelivery/DeliveryBatch.swift",
                 "CODE_LINE=42",
                 "CODE_FUNC=deliver(_:)",
                 "DOCROUTE_BUNDLE_ID=com.sunsetlakesoftware.molecules",
                 "DOCROUTE_MAILBOX=Mail",
                 "DOCROUTE_LOGGER=docroute.delivery",
-                "DOCROUTE_SOURCE=DocRouteCore",
+                "DOCROUTE_SOURCE=DocRouteDelivery",
             ])
     }
 
@@ -179,7 +179,7 @@ import Testing
         handler[metadataKey: "bundle-id"] = "com.example.handler"
         let event = LogEvent(
             level: .notice, message: "delivered", metadata: ["path": "/explicit", "message-id": "delivered"],
-            source: "DocRouteCore", file: "DocRouteCore/Delivery.swift", function: "run()", line: 7)
+            source: "DocRouteDelivery", file: "DocRouteDelivery/DeliveryBatch.swift", function: "run()", line: 7)
         let entry = handler.entry(for: event)
         #expect(entry[.syslogIdentifier] == ["docroute-test"])
         #expect(entry[.priority] == ["5"])
