@@ -24,9 +24,12 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
+        // The one error shape every domain uses (DocRouteError, SourceLocation); no dependencies.
+        .target(name: "DocRouteErrors"),
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
+            dependencies: ["DocRouteErrors"],
             // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
             // embeds it: an installed binary then needs no resource bundle beside it.
             exclude: ["Resources"]
@@ -34,12 +37,12 @@ let package = Package(
         // Pure logic: manifests, the registry and handler selection.
         .target(
             name: "DocRouteHandlers",
-            dependencies: ["DocRouteTypes", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DocRouteErrors", "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
         // Pure logic: PROTOCOL.md as Codable messages and line framing.
-        .target(name: "DocRouteProtocol"),
+        .target(name: "DocRouteProtocol", dependencies: ["DocRouteErrors"]),
         // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
-        .target(name: "DocRouteMail"),
+        .target(name: "DocRouteMail", dependencies: ["DocRouteErrors"]),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -51,15 +54,17 @@ let package = Package(
         .target(
             name: "DocRouteSystemd",
             dependencies: [
-                "CDocRouteSystemd",
+                "DocRouteErrors", "CDocRouteSystemd",
                 .product(name: "Logging", package: "swift-log"),
+                // Errno, as the cause of a failed libsystemd call.
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The daemon's working parts: watching, intake, delivery, ledger, socket server.
         .target(
             name: "DocRouteCore",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim", "DocRouteMail",
+                "DocRouteErrors", "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd", "CDocRouteShim", "DocRouteMail",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -77,7 +82,7 @@ let package = Package(
         .target(
             name: "DocRouteClient",
             dependencies: [
-                "DocRouteProtocol",
+                "DocRouteErrors", "DocRouteProtocol",
                 // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
                 "CDocRouteShim",
                 .product(name: "Crypto", package: "swift-crypto"),
