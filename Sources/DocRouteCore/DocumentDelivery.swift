@@ -57,9 +57,10 @@ public enum DocumentDeliveryOutcome: Sendable {
     /// This very source was delivered and committed before (a crash had left it in its inbox);
     /// it was removed now instead of being delivered twice. Nothing new is owed.
     case alreadyDelivered(deliveryID: String)
-    /// Not delivered; the source is where it was. `retryable` for a full disk or a permission
-    /// problem an administrator can fix; false when the source went away.
-    case failed(message: String, retryable: Bool)
+    /// Not delivered; the source is where it was. The error keeps its code and cause for logs and
+    /// status; ``isRetryable`` says whether to try again (a full disk or a permission problem an
+    /// administrator can fix), not when the source went away.
+    case failed(DeliveryError)
 }
 
 /// The durable half of the daemon: the ledger and the sandbox copies.
@@ -108,7 +109,7 @@ extension DeliveryBackend {
 
     /// Backends without a sandbox of their own deliver no packages; the package stays in its inbox.
     public func deliverPackage(_ package: DeliveryBatch.PackageRequest) async -> DocumentDeliveryOutcome {
-        .failed(message: "this delivery backend does not deliver package folders", retryable: false)
+        .failed(DeliveryError(code: .notRegularFile, message: "this delivery backend does not deliver package folders"))
     }
 
     public func ledgerStatistics() async -> DeliveryLedger.Statistics? { nil }

@@ -13,7 +13,7 @@ extension LedgerBackend {
         do {
             return DocumentDeliveryOutcome(try await blocking { [batch] in batch.deliverPackage(package) })
         } catch {
-            return .failed(message: "the delivery worker is stopped: \(error)", retryable: true)
+            return .failed(DeliveryError(code: .io, message: "the delivery worker is stopped: \(error)", cause: error))
         }
     }
 

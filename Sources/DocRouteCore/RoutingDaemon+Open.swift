@@ -103,8 +103,8 @@ extension RoutingDaemon {
             await intake.countOpened()
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
             await dispatcher.committed(bundleIdentifier: handler.bundleIdentifier)
-        case .failed(let message, _):
-            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(message)"))
+        case .failed(let error):
+            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(error)"))
         case .alreadyDelivered(let deliveryID):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
         case nil:
