@@ -1,27 +1,41 @@
+import DocRouteErrors
 import SystemPackage
 
 /// Why a handler was not started; `description` says what to do about it.
-public struct HandlerLaunchError: Error, CustomStringConvertible, Sendable {
-    /// Stable error codes.
-    public enum Code: String, Sendable, Hashable {
-        /// docrouted is not root and the handler's `DocRouteUser` is not docrouted's own user.
+public typealias HandlerLaunchError = DocRouteError<HandlerLaunchErrorCode>
+
+/// The stable codes of ``HandlerLaunchError``.
+public struct HandlerLaunchErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
         case otherUser = "launch-other-user"
-        /// `DocRouteUser` names no user of this system.
         case unknownUser = "launch-unknown-user"
-        /// Under systemd: the handler's user cannot be a `docroute-handler@` instance (root, or a
-        /// name systemd cannot take).
         case noUnitInstance = "launch-no-unit-instance"
-        /// fork, the identity change, the capability drop or execve failed.
         case spawnFailed = "launch-failed"
-        /// The flag file that starts the handler's path unit could not be written.
         case flagFailed = "launch-flag-failed"
     }
 
-    public var code: Code
-    public var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `launch-failed`.
+    public var rawValue: String { known.rawValue }
 
-    public var description: String { "\(message) [\(code.rawValue)]" }
+    /// docrouted is not root and the handler's `DocRouteUser` is not docrouted's own user.
+    public static let otherUser = Self(.otherUser)
+    /// `DocRouteUser` names no user of this system.
+    public static let unknownUser = Self(.unknownUser)
+    /// Under systemd: the handler's user cannot be a `docroute-handler@` instance (root, or a
+    /// name systemd cannot take).
+    public static let noUnitInstance = Self(.noUnitInstance)
+    /// fork, the identity change, the capability drop or execve failed.
+    public static let spawnFailed = Self(.spawnFailed)
+    /// The flag file that starts the handler's path unit could not be written.
+    public static let flagFailed = Self(.flagFailed)
 
+    /// `message [code]`: the advice reads first.
+    public static func describe(_ error: HandlerLaunchError) -> String { "\(error.message) [\(error.code.rawValue)]" }
+}
+
+extension DocRouteError where Code == HandlerLaunchErrorCode {
     /// Which step of `docroute_spawn_handler` failed, in words.
     static func step(_ step: Int32) -> String {
         switch step {
@@ -43,6 +57,6 @@ public struct HandlerLaunchError: Error, CustomStringConvertible, Sendable {
         let advice = step == 9
             ? "check that \(command[0]) exists, is executable by the handler's user and is an absolute path"
             : "docrouted cannot drop to the handler's identity; run it as root or under systemd"
-        return HandlerLaunchError(code: .spawnFailed, message: "\(Self.step(step)) failed for \(command.joined(separator: " ")): \(errno) (\(advice))")
+        return HandlerLaunchError(code: .spawnFailed, message: "\(Self.step(step)) failed for \(command.joined(separator: " ")): \(errno) (\(advice))", cause: errno)
     }
 }

@@ -1,12 +1,41 @@
-/// Why the socket server could not listen; `message` says what to do.
-public struct SocketServerError: Error, CustomStringConvertible {
-    public var message: String
-    /// The `errno` of the failed system call, when one failed.
-    public var errno: Int32?
-    public var description: String { message }
+import DocRouteErrors
+import SystemPackage
 
-    public init(message: String, errno: Int32? = nil) {
-        self.message = message
-        self.errno = errno
+/// Why the socket server could not listen; `message` says what to do, and the `errno` of a failed
+/// system call is the `cause`.
+public typealias SocketServerError = DocRouteError<SocketServerErrorCode>
+
+/// Stable codes of ``SocketServerError``.
+public struct SocketServerErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
+        case socketFailed = "socket-failed"
+        case pathTooLong = "socket-path-too-long"
+        case bindFailed = "socket-bind-failed"
+        case notASocket = "socket-path-not-a-socket"
+        case inUse = "socket-in-use"
     }
+
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `socket-in-use`.
+    public var rawValue: String { known.rawValue }
+
+    /// No socket could be created.
+    public static let socketFailed = Self(.socketFailed)
+    /// The path does not fit in `sun_path`.
+    public static let pathTooLong = Self(.pathTooLong)
+    /// The socket could not be bound to its path.
+    public static let bindFailed = Self(.bindFailed)
+    /// Something other than a socket is at the path.
+    public static let notASocket = Self(.notASocket)
+    /// Another daemon answers on the socket.
+    public static let inUse = Self(.inUse)
+
+    /// The message alone: it names the socket and what to do.
+    public static func describe(_ error: SocketServerError) -> String { error.message }
+}
+
+extension DocRouteError where Code == SocketServerErrorCode {
+    /// The `errno` of the failed system call, when one failed.
+    public var errno: Int32? { (cause as? Errno)?.rawValue }
 }
