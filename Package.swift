@@ -24,9 +24,12 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
+        // The one error shape every domain uses (DocRouteError, SourceLocation); no dependencies.
+        .target(name: "DocRouteErrors"),
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
+            dependencies: ["DocRouteErrors"],
             // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
             // embeds it: an installed binary then needs no resource bundle beside it.
             exclude: ["Resources"]
@@ -34,12 +37,12 @@ let package = Package(
         // Pure logic: manifests, the registry and handler selection.
         .target(
             name: "DocRouteHandlers",
-            dependencies: ["DocRouteTypes", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DocRouteErrors", "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
         // Pure logic: PROTOCOL.md as Codable messages and line framing.
-        .target(name: "DocRouteProtocol"),
+        .target(name: "DocRouteProtocol", dependencies: ["DocRouteErrors"]),
         // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
-        .target(name: "DocRouteMail"),
+        .target(name: "DocRouteMail", dependencies: ["DocRouteErrors"]),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -51,8 +54,10 @@ let package = Package(
         .target(
             name: "DocRouteSystemd",
             dependencies: [
-                "CDocRouteSystemd",
+                "DocRouteErrors", "CDocRouteSystemd",
                 .product(name: "Logging", package: "swift-log"),
+                // Errno, as the cause of a failed libsystemd call.
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The daemon, one target per job in the order a file flows through it (docs/ARCHITECTURE.md).
@@ -62,6 +67,7 @@ let package = Package(
         .target(
             name: "DocRoutePlatform",
             dependencies: [
+                "DocRouteErrors",
                 "CDocRouteShim",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -71,6 +77,7 @@ let package = Package(
         .target(
             name: "DocRouteConfiguration",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteTypes", "DocRouteHandlers",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,6 +87,7 @@ let package = Package(
         .target(
             name: "DocRouteMaildir",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", "DocRouteProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -89,6 +97,7 @@ let package = Package(
         .target(
             name: "DocRouteIntake",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir",
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteMail",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -101,6 +110,7 @@ let package = Package(
         .target(
             name: "DocRouteLedger",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -110,6 +120,7 @@ let package = Package(
         .target(
             name: "DocRouteDelivery",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -122,6 +133,7 @@ let package = Package(
         .target(
             name: "DocRouteServer",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 "DocRouteHandlers", "DocRouteProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -134,6 +146,7 @@ let package = Package(
         .target(
             name: "DocRouteOperations",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 "DocRouteServer", "DocRouteProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -147,6 +160,7 @@ let package = Package(
         .target(
             name: "DocRouteDaemon",
             dependencies: [
+                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 "DocRouteServer", "DocRouteOperations",
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd",
@@ -161,7 +175,7 @@ let package = Package(
         .target(
             name: "DocRouteClient",
             dependencies: [
-                "DocRouteProtocol",
+                "DocRouteErrors", "DocRouteProtocol",
                 // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
                 "CDocRouteShim",
                 .product(name: "Crypto", package: "swift-crypto"),

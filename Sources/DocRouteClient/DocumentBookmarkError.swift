@@ -1,32 +1,41 @@
-/// Why a bookmark could not be made or resolved.
-public struct DocumentBookmarkError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes, for programs to switch on.
-    public enum Code: String, Sendable, Hashable {
-        /// The file is not inside a container (no `Documents` folder above it, or not below the container given).
+import DocRouteErrors
+
+/// Why a bookmark could not be made or resolved; `description` is `code: message`.
+public typealias DocumentBookmarkError = DocRouteError<DocumentBookmarkErrorCode>
+
+/// Stable codes of ``DocumentBookmarkError``, for programs to switch on.
+public struct DocumentBookmarkErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
         case notInContainer = "not-in-container"
-        /// The bookmark was made in another container than the one it is resolved in.
         case otherContainer = "other-container"
-        /// The document is gone: not at its path, and nowhere in the container.
         case notFound = "not-found"
-        /// A symbolic link stands where the document or a folder of its path was; never followed.
         case symbolicLink = "symbolic-link"
-        /// The data is not a bookmark, or of a version this library does not read.
         case invalidData = "invalid-data"
-        /// The file or the container cannot be read.
         case unreadable
     }
 
-    /// What kind of failure.
-    public var code: Code
-    /// What went wrong and what to do.
-    public var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `not-found`.
+    public var rawValue: String { known.rawValue }
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
+    /// The file is not inside a container (no `Documents` folder above it, or not below the container given).
+    public static let notInContainer = Self(.notInContainer)
+    /// The bookmark was made in another container than the one it is resolved in.
+    public static let otherContainer = Self(.otherContainer)
+    /// The document is gone: not at its path, and nowhere in the container.
+    public static let notFound = Self(.notFound)
+    /// A symbolic link stands where the document or a folder of its path was; never followed.
+    public static let symbolicLink = Self(.symbolicLink)
+    /// The data is not a bookmark, or of a version this library does not read.
+    public static let invalidData = Self(.invalidData)
+    /// The file or the container cannot be read.
+    public static let unreadable = Self(.unreadable)
+}
+
+extension DocRouteError where Code == DocumentBookmarkErrorCode {
+    /// Creates an error: what kind, and what went wrong and what to do.
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
+        self.init(code: code, message: message, file: file, line: line)
     }
-
-    /// `code: message`.
-    public var description: String { "\(code.rawValue): \(message)" }
 }

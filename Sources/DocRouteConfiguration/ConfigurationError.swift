@@ -1,6 +1,13 @@
-/// A configuration problem, naming the file, the line and the key, and what to write instead.
-package struct ConfigurationError: Error, Sendable, CustomStringConvertible {
-    package enum Code: String, Sendable {
+import DocRouteErrors
+
+/// A configuration problem, naming the file (`inputFile`), the line (`inputLine`, 1-based; none
+/// when the problem is not on one line, a missing key) and the key (`inputKey`), and what to write
+/// instead.
+package typealias ConfigurationError = DocRouteError<ConfigurationErrorCode>
+
+/// Stable codes of ``ConfigurationError``.
+package struct ConfigurationErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
         case unreadable
         case syntax
         case missingKey = "missing-key"
@@ -9,25 +16,29 @@ package struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         case unknownKey = "unknown-key"
     }
 
-    package var code: Code
-    package var file: String
-    /// 1-based; nil when the problem is not on one line (a missing key).
-    package var line: Int?
-    package var key: String?
-    package var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `unknown-key`.
+    package var rawValue: String { known.rawValue }
 
-    package init(code: Code, file: String, line: Int? = nil, key: String? = nil, message: String) {
-        self.code = code
-        self.file = file
-        self.line = line
-        self.key = key
-        self.message = message
-    }
+    /// The file cannot be read.
+    package static let unreadable = Self(.unreadable)
+    /// Not UTF-8, or not TOML.
+    package static let syntax = Self(.syntax)
+    /// A required key is missing.
+    package static let missingKey = Self(.missingKey)
+    /// A key holds a value of another type than it must.
+    package static let wrongType = Self(.wrongType)
+    /// A key's value cannot be used.
+    package static let invalidValue = Self(.invalidValue)
+    /// A key docrouted does not know (a typo, most likely).
+    package static let unknownKey = Self(.unknownKey)
 
-    package var description: String {
-        var place = file
-        if let line { place += ":\(line)" }
-        if let key { place += ": \(key)" }
-        return "\(place): \(message)"
+    /// `file:line: key: message`, leaving out what is not known.
+    package static func describe(_ error: ConfigurationError) -> String {
+        var place = error.inputFile ?? ""
+        if let line = error.inputLine { place += ":\(line)" }
+        if let key = error.inputKey { place += ": \(key)" }
+        return "\(place): \(error.message)"
     }
 }

@@ -81,11 +81,11 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package static func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
-            throw ConfigurationError(code: .unreadable, file: path,
+            throw ConfigurationError(code: .unreadable, inputFile: path,
                                      message: exists ? "cannot be read (permissions?)" : "no such file; pass --config with an existing file or omit it to use the embedded default")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError(code: .syntax, file: path, message: "is not UTF-8 text")
+            throw ConfigurationError(code: .syntax, inputFile: path, message: "is not UTF-8 text")
         }
         return try parse(text, file: path)
     }
@@ -105,13 +105,13 @@ package struct DaemonConfiguration: Sendable, Hashable {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigurationError(code: .syntax, file: file, line: error.source.begin.line, message: "TOML syntax: \(error.description)")
+            throw ConfigurationError(code: .syntax, inputFile: file, inputLine: error.source.begin.line, message: "TOML syntax: \(error.description)")
         } catch {
-            throw ConfigurationError(code: .syntax, file: file, message: "TOML syntax: \(error)")
+            throw ConfigurationError(code: .syntax, inputFile: file, message: "TOML syntax: \(error)")
         }
         let locator = KeyLocator(text: text)
         func fail(_ code: ConfigurationError.Code, _ key: String, _ message: String, occurrence: Int = 0) -> ConfigurationError {
-            ConfigurationError(code: code, file: file, line: locator.line(of: key, occurrence: occurrence), key: key, message: message)
+            ConfigurationError(code: code, inputFile: file, inputLine: locator.line(of: key, occurrence: occurrence), inputKey: key, message: message)
         }
         for key in table.keys where !topLevelKeys.contains(key) {
             throw fail(.unknownKey, key, "unknown key; known keys are \(topLevelKeys.sorted().joined(separator: ", "))")
@@ -123,7 +123,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         }
         func path(_ key: String, in table: TOMLTable, default fallback: String?, occurrence: Int = 0, prefix: String = "") throws(ConfigurationError) -> String {
             guard let value = try string(key, in: table, occurrence: occurrence, prefix: prefix) ?? fallback else {
-                throw ConfigurationError(code: .missingKey, file: file, key: prefix + key, message: "required; give an absolute path")
+                throw ConfigurationError(code: .missingKey, inputFile: file, inputKey: prefix + key, message: "required; give an absolute path")
             }
             guard value.hasPrefix("/") else { throw fail(.invalidValue, prefix + key, "'\(value)' must be an absolute path", occurrence: occurrence) }
             return value

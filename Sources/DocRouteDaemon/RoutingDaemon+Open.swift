@@ -92,8 +92,8 @@ extension RoutingDaemon {
         switch outcome {
         case .committed(let deliveryID, _, _, _):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
-        case .failed(let message, _):
-            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(message)"))
+        case .failed(let error):
+            connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(error)"))
         case .alreadyDelivered(let deliveryID):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
         case nil:

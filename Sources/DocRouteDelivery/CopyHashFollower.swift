@@ -74,7 +74,7 @@ package final class CopyHashFollower: @unchecked Sendable {
                 do {
                     let count = try SystemCall.read(source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
                     guard count > 0 else {
-                        return deliver(.failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))", path: path)))
+                        return deliver(.failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))")))
                     }
                     hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                     hashed += Int64(count)

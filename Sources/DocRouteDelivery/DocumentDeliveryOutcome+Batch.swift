@@ -10,7 +10,7 @@ extension DocumentDeliveryOutcome {
         case .alreadyDelivered(let record):
             self = .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
         case .failed(let error):
-            self = .failed(message: "\(error)", retryable: error.isRetryable)
+            self = .failed(error)
         }
     }
 }

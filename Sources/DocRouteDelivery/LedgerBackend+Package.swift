@@ -1,5 +1,6 @@
 import CDocRouteShim
 import DocRouteIntake
+import DocRoutePlatform
 import Foundation
 import Logging
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ extension LedgerBackend {
         do {
             return DocumentDeliveryOutcome(try await blocking { [batch] in batch.deliverPackage(package) })
         } catch {
-            return .failed(message: "the delivery worker is stopped: \(error)", retryable: true)
+            return .failed(DeliveryError(code: .io, message: "the delivery worker is stopped: \(error)", cause: error))
         }
     }
 

@@ -95,7 +95,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// they were submitted.
     func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
         let stopped = { (count: Int) in
-            ticket.fulfil(Array(repeating: .failed(message: "the delivery worker is stopped; the source stays in its inbox", retryable: true), count: count))
+            ticket.fulfil(Array(repeating: .failed(DeliveryError(code: .io, message: "the delivery worker is stopped; the source stays in its inbox")), count: count))
         }
         reclaimer.batchStarted()
         copyPool.submit { [batch, pool, reclaimer] state in

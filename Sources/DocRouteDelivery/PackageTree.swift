@@ -117,7 +117,7 @@ package enum PackageTree {
             stack[stack.count - 1].next += 1
             entries += 1
             if entries > limits.maxEntries {
-                throw DeliveryError(code: .io, message: "\(sourcePath) holds more than \(limits.maxEntries) entries; it is not copied.", path: sourcePath)
+                throw DeliveryError(code: .io, message: "\(sourcePath) holds more than \(limits.maxEntries) entries; it is not copied.")
             }
             let display = InboxNames.display(entry.name)
             let fromPath = top.sourcePath + "/" + display
@@ -128,7 +128,7 @@ package enum PackageTree {
                 switch info.st_mode & S_IFMT {
                 case S_IFDIR:
                     guard top.depth < limits.maxDepth else {
-                        throw DeliveryError(code: .io, message: "\(sourcePath) has folders more than \(limits.maxDepth) levels deep; it is not copied.", path: fromPath)
+                        throw DeliveryError(code: .io, message: "\(sourcePath) has folders more than \(limits.maxDepth) levels deep; it is not copied.")
                     }
                     _ = try SystemCall.check("create folder", toPath) { mkdirat(top.destination, name, 0o700) }
                     let childSource = try openFolder(name, in: top.source, describing: fromPath)
@@ -287,7 +287,7 @@ package enum PackageTree {
         defer { close(input) }
         let before = try SystemCall.status(of: FileDescriptor(rawValue: input), describing: sourcePath)
         guard before.isRegularFile else {
-            throw DeliveryError(code: .changed, message: "\(sourcePath) was replaced while its package was copied. \(DeliveryError.advice(for: .changed))", path: sourcePath)
+            throw DeliveryError(code: .changed, message: "\(sourcePath) was replaced while its package was copied. \(DeliveryError.advice(for: .changed))")
         }
         let output = try SystemCall.check("create", destinationPath) {
             openat(destination, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -303,7 +303,7 @@ package enum PackageTree {
         }
         let after = try SystemCall.status(of: FileDescriptor(rawValue: input), describing: sourcePath)
         guard offset == before.size, after.size == before.size, after.modificationTimeNanoseconds == before.modificationTimeNanoseconds else {
-            throw DeliveryError(code: .changed, message: "\(sourcePath) changed while its package was copied. \(DeliveryError.advice(for: .changed))", path: sourcePath)
+            throw DeliveryError(code: .changed, message: "\(sourcePath) changed while its package was copied. \(DeliveryError.advice(for: .changed))")
         }
         try SystemCall.changeMode(outputDescriptor, mode, describing: destinationPath)
         if let owner {

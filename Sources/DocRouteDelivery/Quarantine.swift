@@ -161,7 +161,7 @@ package struct Quarantine: Sendable {
                 throw DeliveryError(
                     code: .permissionDenied,
                     message: "Cannot create the quarantine directory \(directory.string): \(error). Create it and make it writable for docrouted.",
-                    path: directory.string, cause: error)
+                    cause: error)
             }
             return try writer.openFolder(root: directory, components: [mailbox], owner: nil, create: true)
         }
@@ -182,12 +182,12 @@ package struct Quarantine: Sendable {
 
     private func ensureUnchanged(_ name: FilePath.Component, in directory: FileDescriptor, status: SystemCall.FileStatus, path: FilePath) throws {
         guard let found = try SystemCall.status(of: name, in: directory, describing: path.string) else {
-            throw DeliveryError(code: .vanished, message: "\(path.string) is gone. \(DeliveryError.advice(for: .vanished))", path: path.string)
+            throw DeliveryError(code: .vanished, message: "\(path.string) is gone. \(DeliveryError.advice(for: .vanished))")
         }
         guard found.isSameFile(as: status), found.size == status.size,
               found.modificationTimeNanoseconds == status.modificationTimeNanoseconds
         else {
-            throw DeliveryError(code: .changed, message: "\(path.string) was replaced or changed since it was opened. \(DeliveryError.advice(for: .changed))", path: path.string)
+            throw DeliveryError(code: .changed, message: "\(path.string) was replaced or changed since it was opened. \(DeliveryError.advice(for: .changed))")
         }
     }
 

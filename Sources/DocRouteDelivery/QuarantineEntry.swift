@@ -45,14 +45,14 @@ package enum QuarantineEntry {
         var moved = true
         if renameat(folder, cName, AT_FDCWD, destination) != 0 {
             guard errno == EXDEV else {
-                throw DeliveryError(code: DeliveryError.code(for: Errno(rawValue: errno)), message: "cannot move \(base) to quarantine", errno: Errno(rawValue: errno), path: destination)
+                throw DeliveryError(code: DeliveryError.code(for: Errno(rawValue: errno)), message: "cannot move \(base) to quarantine", cause: Errno(rawValue: errno))
             }
             var info = stat()
             if fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
                 // A package folder is a document: never removed in place of a move.
                 throw DeliveryError(code: DeliveryError.code(for: .improperLink),
                                     message: "cannot move the package \(base) to quarantine across file systems; put quarantine_directory on the inbox's file system",
-                                    errno: .improperLink, path: destination)
+                                    cause: Errno.improperLink)
             }
             // A link or a FIFO has no content worth carrying across file systems.
             unlinkat(folder, cName, 0)

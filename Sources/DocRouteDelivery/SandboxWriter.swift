@@ -15,7 +15,7 @@ import Musl
 /// Folders are opened from a descriptor of their root, one component at a time with
 /// `O_NOFOLLOW | O_DIRECTORY` (or in one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`), and
 /// every later operation is relative to the folder's descriptor. A handler that replaces a folder
-/// of its sandbox with a symbolic link gets a ``DeliveryError/Code-swift.enum/symbolicLink`` error.
+/// of its sandbox with a symbolic link gets a ``DeliveryErrorCode/symbolicLink`` error.
 package struct SandboxWriter: Sendable {
     /// Who should own delivered files and created folders.
     package struct Owner: Sendable, Hashable {
@@ -149,8 +149,7 @@ package struct SandboxWriter: Sendable {
                 guard let name = FilePath.Component(text), name.kind == .regular else {
                     throw DeliveryError(
                         code: .invalidName,
-                        message: "\(text.debugDescription) is not a single folder name below \(root.string). \(DeliveryError.advice(for: .invalidName))",
-                        path: root.string
+                        message: "\(text.debugDescription) is not a single folder name below \(root.string). \(DeliveryError.advice(for: .invalidName))"
                     )
                 }
                 componentNames.append(name)
@@ -228,8 +227,7 @@ package struct SandboxWriter: Sendable {
                     throw DeliveryError(
                         code: .symbolicLink,
                         message: "\(path.string) is a symbolic link, not a folder. \(DeliveryError.advice(for: .symbolicLink))",
-                        errno: error.errno,
-                        path: path.string
+                        cause: error.errno
                     )
                 }
                 throw error
@@ -244,7 +242,7 @@ package struct SandboxWriter: Sendable {
     /// SHA-256 on the way. The data is not synced here: the batch syncs once for all its copies.
     ///
     /// The source must still have `expected`'s size and modification time once copied, or the
-    /// copy is removed and ``DeliveryError/Code-swift.enum/changed`` thrown: a file still being
+    /// copy is removed and ``DeliveryErrorCode/changed`` thrown: a file still being
     /// written is never delivered half. A source whose name was removed meanwhile is still copied
     /// whole (its descriptor keeps the data).
     ///
@@ -264,8 +262,7 @@ package struct SandboxWriter: Sendable {
         guard expected.isRegularFile else {
             throw DeliveryError(
                 code: .notRegularFile,
-                message: "\(sourcePath) is not a regular file. \(DeliveryError.advice(for: .notRegularFile))",
-                path: sourcePath
+                message: "\(sourcePath) is not a regular file. \(DeliveryError.advice(for: .notRegularFile))"
             )
         }
         let (name, destination) = try createTemporary(in: folder)
@@ -282,8 +279,7 @@ package struct SandboxWriter: Sendable {
             guard after.size == expected.size, after.modificationTimeNanoseconds == expected.modificationTimeNanoseconds else {
                 throw DeliveryError(
                     code: .changed,
-                    message: "\(sourcePath) changed while it was copied (\(expected.size) bytes when opened, \(after.size) after). \(DeliveryError.advice(for: .changed))",
-                    path: sourcePath
+                    message: "\(sourcePath) changed while it was copied (\(expected.size) bytes when opened, \(after.size) after). \(DeliveryError.advice(for: .changed))"
                 )
             }
             try handOver(destination, owner: owner, describing: destinationPath)
@@ -311,7 +307,7 @@ package struct SandboxWriter: Sendable {
     /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` (or a walk of `O_NOFOLLOW` opens where
     /// the kernel lacks openat2), it must be the same device and inode. A handler that moved its
     /// mailbox folder out of its container would otherwise get later copies written there.
-    /// - Throws: ``DeliveryError/Code-swift.enum/moved`` when it is gone or another folder.
+    /// - Throws: ``DeliveryErrorCode/moved`` when it is gone or another folder.
     package func confirmInPlace(_ folder: Folder) throws {
         guard let root = folder.root else { return }
         let found: FileDescriptor
@@ -345,8 +341,7 @@ package struct SandboxWriter: Sendable {
     static func moved(_ folder: Folder) -> DeliveryError {
         DeliveryError(
             code: .moved,
-            message: "\(folder.path.string) was moved or replaced while a copy was written into it. \(DeliveryError.advice(for: .moved))",
-            path: folder.path.string)
+            message: "\(folder.path.string) was moved or replaced while a copy was written into it. \(DeliveryError.advice(for: .moved))")
     }
 
     /// Removes a temporary, ignoring errors: it is only ever garbage.
@@ -448,15 +443,14 @@ package struct SandboxWriter: Sendable {
     private static func truncated(_ path: String, expected: Int64, found: Int64) -> DeliveryError {
         DeliveryError(
             code: .changed,
-            message: "\(path) ended after \(found) of its \(expected) bytes: it was truncated while being copied. \(DeliveryError.advice(for: .changed))",
-            path: path
+            message: "\(path) ended after \(found) of its \(expected) bytes: it was truncated while being copied. \(DeliveryError.advice(for: .changed))"
         )
     }
 
     /// SHA-256 (lowercase hex) of a file in `folder`, opened without following a link.
     package func sha256(of name: String, in folder: Folder) throws -> String {
         guard let component = FilePath.Component(name) else {
-            throw DeliveryError(code: .invalidName, message: "\(name.debugDescription) is not a file name.", path: folder.path.string)
+            throw DeliveryError(code: .invalidName, message: "\(name.debugDescription) is not a file name.")
         }
         let path = folder.path(of: name).string
         let descriptor = try SystemCall.open(component, in: folder.descriptor, flags: O_RDONLY | O_NONBLOCK, describing: path)
@@ -477,7 +471,7 @@ package struct SandboxWriter: Sendable {
 
     /// The first candidate of `name`, from `counter` on, that is neither in `reserved` nor present
     /// in `folder` (a symbolic link or anything else counts as present).
-    /// - Throws: ``DeliveryError/Code-swift.enum/nameExhausted`` after 100,000 taken candidates.
+    /// - Throws: ``DeliveryErrorCode/nameExhausted`` after 100,000 taken candidates.
     package func firstFreeName(
         _ name: SandboxName,
         in folder: Folder,
@@ -488,7 +482,7 @@ package struct SandboxWriter: Sendable {
             let candidate = name.candidate(attempt)
             if reserved.contains(candidate) { continue }
             guard let component = FilePath.Component(candidate) else {
-                throw DeliveryError(code: .invalidName, message: "\(candidate.debugDescription) is not a file name.", path: folder.path.string)
+                throw DeliveryError(code: .invalidName, message: "\(candidate.debugDescription) is not a file name.")
             }
             if try SystemCall.status(of: component, in: folder.descriptor, describing: folder.path(of: candidate).string) == nil {
                 return (candidate, attempt)
@@ -496,8 +490,7 @@ package struct SandboxWriter: Sendable {
         }
         throw DeliveryError(
             code: .nameExhausted,
-            message: "Every name from \(name.candidate(counter)) on is taken in \(folder.path.string). \(DeliveryError.advice(for: .nameExhausted))",
-            path: folder.path.string
+            message: "Every name from \(name.candidate(counter)) on is taken in \(folder.path.string). \(DeliveryError.advice(for: .nameExhausted))"
         )
     }
 
@@ -505,7 +498,7 @@ package struct SandboxWriter: Sendable {
     /// was taken meanwhile.
     package func place(_ temporaryName: String, as finalName: String, in folder: Folder) throws -> Bool {
         guard let from = FilePath.Component(temporaryName), let to = FilePath.Component(finalName) else {
-            throw DeliveryError(code: .invalidName, message: "\(finalName.debugDescription) is not a file name.", path: folder.path.string)
+            throw DeliveryError(code: .invalidName, message: "\(finalName.debugDescription) is not a file name.")
         }
         return try SystemCall.renameNoReplace(from, in: folder.descriptor, to: to, in: folder.descriptor, describing: folder.path(of: finalName).string)
     }

@@ -1,3 +1,4 @@
+import DocRouteErrors
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -6,12 +7,8 @@ import Glibc
 /// Keeps ``AdminDefaults`` in `<state_directory>/defaults.json`, written atomically and durably
 /// (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old or the new file.
 public struct AdminDefaultsStore: Sendable {
-    /// Why the defaults could not be read or written.
-    public struct StoreError: Error, CustomStringConvertible, Sendable {
-        public var path: String
-        public var message: String
-        public var description: String { "\(path): \(message)" }
-    }
+    /// Why the defaults could not be read or written; the file is its `inputFile`.
+    public typealias StoreError = DocRouteError<AdminDefaultsStoreErrorCode>
 
     public let path: String
 
@@ -26,12 +23,12 @@ public struct AdminDefaultsStore: Sendable {
     public func load() throws -> AdminDefaults {
         guard FileManager.default.fileExists(atPath: path) else { return AdminDefaults() }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw StoreError(path: path, message: "cannot be read (permissions?)")
+            throw StoreError(code: .unreadable, inputFile: path, message: "cannot be read (permissions?)")
         }
         do {
             return try JSONDecoder().decode(AdminDefaults.self, from: data)
         } catch {
-            throw StoreError(path: path, message: "is not a defaults file (\(error)); fix or remove it")
+            throw StoreError(code: .invalid, inputFile: path, message: "is not a defaults file (\(error)); fix or remove it", cause: error)
         }
     }
 
@@ -44,14 +41,14 @@ public struct AdminDefaultsStore: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StoreError(path: temporary, message: "cannot be created: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw StoreError(code: .writeFailed, inputFile: temporary, message: "cannot be created: \(String(cString: strerror(errno)))") }
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)
         guard written == data.count, synced == 0, rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw StoreError(path: path, message: "cannot be written: \(reason)")
+            throw StoreError(code: .writeFailed, inputFile: path, message: "cannot be written: \(reason)")
         }
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {

@@ -29,7 +29,7 @@ public struct HandlerDirectory: Sendable {
         for name in names.sorted() where name.hasSuffix(".plist") && !name.hasPrefix(".") {
             let file = (path as NSString).appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: file) else {
-                failures.append(ManifestFailure(file: file, error: ManifestError(code: .unreadable, file: file, message: "cannot be read (permissions?)")))
+                failures.append(ManifestFailure(file: file, error: ManifestError(code: .unreadable, inputFile: file, message: "cannot be read (permissions?)")))
                 continue
             }
             switch ManifestReader.read(data: data, file: file, typeIssues: &typeIssues) {
@@ -40,7 +40,7 @@ public struct HandlerDirectory: Sendable {
         let registry = HandlerRegistry(manifests: manifests, failures: failures, typeIssues: typeIssues)
         for failure in registry.failures {
             logger.error("handler manifest not loaded: \(failure.error.message)", metadata: [
-                "path": "\(failure.file)", "key-path": "\(failure.error.keyPath)", "code": "\(failure.error.code.rawValue)",
+                "path": "\(failure.file)", "key-path": "\(failure.error.inputKey ?? "")", "code": "\(failure.error.code.rawValue)",
             ])
         }
         // The manifest's own warnings and its type declarations' problems alike: each was read

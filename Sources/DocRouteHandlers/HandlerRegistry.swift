@@ -41,7 +41,7 @@ public struct HandlerRegistry: Sendable {
                 failures.append(ManifestFailure(
                     file: manifest.file, bundleIdentifier: manifest.bundleIdentifier,
                     error: ManifestError(
-                        code: .duplicateIdentifier, file: manifest.file, keyPath: "CFBundleIdentifier",
+                        code: .duplicateIdentifier, inputFile: manifest.file, inputKey: "CFBundleIdentifier",
                         message: "'\(manifest.bundleIdentifier)' is declared by \(files.joined(separator: " and ")); neither is loaded until one is renamed or removed")))
             }
         }
@@ -116,7 +116,7 @@ public struct HandlerRegistry: Sendable {
     static func warnings(of manifests: [HandlerManifest], catalog: TypeCatalog) -> [ManifestWarning] {
         var all = manifests.flatMap(\.warnings)
         all += catalog.issues.map {
-            ManifestWarning(code: .init(rawValue: $0.code.rawValue), file: $0.file ?? "", keyPath: $0.keyPath ?? "", message: $0.message)
+            ManifestWarning(code: .init(rawValue: $0.code.rawValue), file: $0.inputFile ?? "", keyPath: $0.inputKey ?? "", message: $0.message)
         }
         return all.enumerated().sorted { ($0.element.file, $0.offset) < ($1.element.file, $1.offset) }.map(\.element)
     }

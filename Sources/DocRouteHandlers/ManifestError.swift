@@ -1,37 +1,48 @@
+import DocRouteErrors
+
 /// Why a manifest was not loaded. One error per manifest: the first problem found, with the file
-/// and the key path (`CFBundleIdentifier`), and what to do.
+/// (`inputFile`) and the key path (`inputKey`, e.g. `CFBundleIdentifier`), and what to do.
 ///
 /// Only what leaves nothing to use fails a manifest, as with Launch Services: not a property list,
 /// no usable `CFBundleIdentifier`, an identifier another manifest has too, and docroute's own keys
 /// that say who gets the documents and where (`DocRouteUser`, `DocRouteContainer`,
 /// `DocRouteLaunchCommand`), which are never guessed. Anything else is a ``ManifestWarning``.
-public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes for tests and tools.
-    public enum Code: String, Sendable, Hashable, Codable {
+public typealias ManifestError = DocRouteError<ManifestErrorCode>
+
+/// Stable codes of ``ManifestError``, for tests and tools.
+public struct ManifestErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
         case unreadable
         case notPropertyList = "not-property-list"
         case wrongType = "wrong-type"
         case missingKey = "missing-key"
         case invalidValue = "invalid-value"
         case duplicateIdentifier = "duplicate-identifier"
-        /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
         case buildVariable = "build-variable"
     }
 
-    public var code: Code
-    public var file: String
-    /// Where in the property list; empty for the file as a whole.
-    public var keyPath: String
-    public var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `missing-key`.
+    public var rawValue: String { known.rawValue }
 
-    public init(code: Code, file: String, keyPath: String = "", message: String) {
-        self.code = code
-        self.file = file
-        self.keyPath = keyPath
-        self.message = message
-    }
+    /// The file cannot be read.
+    public static let unreadable = Self(.unreadable)
+    /// The file is not a property list (XML or binary).
+    public static let notPropertyList = Self(.notPropertyList)
+    /// A key holds a value of another type than it must.
+    public static let wrongType = Self(.wrongType)
+    /// A key that must be there is not.
+    public static let missingKey = Self(.missingKey)
+    /// A key's value cannot be used.
+    public static let invalidValue = Self(.invalidValue)
+    /// Another manifest has the same `CFBundleIdentifier`.
+    public static let duplicateIdentifier = Self(.duplicateIdentifier)
+    /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
+    public static let buildVariable = Self(.buildVariable)
 
-    public var description: String {
-        keyPath.isEmpty ? "\(file): \(message)" : "\(file): \(keyPath): \(message)"
+    /// `file: key path: message`, without the key path for the file as a whole.
+    public static func describe(_ error: ManifestError) -> String {
+        [error.inputFile ?? "", error.inputKey, error.message].compactMap { $0 }.joined(separator: ": ")
     }
 }

@@ -11,7 +11,7 @@ extension ManifestReader {
         init(file: String) { self.file = file }
 
         func fail(_ code: ManifestError.Code, _ keyPath: String, _ message: String) -> ManifestError {
-            ManifestError(code: code, file: file, keyPath: keyPath, message: message)
+            ManifestError(code: code, inputFile: file, inputKey: keyPath.isEmpty ? nil : keyPath, message: message)
         }
 
         func wrongType(_ keyPath: String, expected: String, found: Any) -> ManifestError {

@@ -17,14 +17,14 @@ public enum ManifestReader {
         // Checked before Foundation sees the bytes: it crashes on a set (fuzzing, Swift 6.3).
         if holdsBinarySet(data) {
             return .failure(ManifestError(
-                code: .notPropertyList, file: file,
+                code: .notPropertyList, inputFile: file,
                 message: "binary property list holds a set, which an Info.plist never has; write it again with plutil or Xcode"))
         }
         do {
             root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
             return .failure(ManifestError(
-                code: .notPropertyList, file: file,
+                code: .notPropertyList, inputFile: file,
                 message: "not a property list (XML or binary): \(error.localizedDescription)"))
         }
         do {
@@ -36,7 +36,7 @@ public enum ManifestReader {
         } catch let error as ManifestError {
             return .failure(error)
         } catch {
-            return .failure(ManifestError(code: .invalidValue, file: file, message: "\(error)"))
+            return .failure(ManifestError(code: .invalidValue, inputFile: file, message: "\(error)"))
         }
     }
 

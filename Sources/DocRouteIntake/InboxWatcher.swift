@@ -1,4 +1,5 @@
 import CDocRouteShim
+import DocRouteErrors
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -31,29 +32,8 @@ package final class InboxWatcher: Sendable {
         case folderGone(WatchedFolder)
     }
 
-    /// Why watching failed.
-    package struct WatchError: Error, CustomStringConvertible, Sendable {
-        package var path: String
-        package var errno: Int32
-        /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
-        package var isWatchLimit: Bool { errno == ENOSPC }
-
-        package var description: String {
-            guard isWatchLimit else { return "cannot watch \(path): \(String(cString: strerror(errno)))" }
-            func setting(_ path: String) -> Int? {
-                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            }
-            let global = setting("/proc/sys/fs/inotify/max_user_watches")
-            // In a user namespace (containers) its own user.max_inotify_watches may be the lower limit.
-            let namespace = setting("/proc/sys/user/max_inotify_watches")
-            var limit = "fs.inotify.max_user_watches (\(global.map(String.init) ?? "?"))"
-            if let namespace, namespace < global ?? Int.max {
-                limit += " or this user namespace's user.max_inotify_watches (\(namespace))"
-            }
-            return "cannot watch \(self.path): the inotify watch limit \(limit) is reached; "
-                + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/"
-        }
-    }
+    /// Why watching failed: the folder and its `errno` (the `cause`), and at the watch limit how to raise it.
+    package typealias WatchError = DocRouteError<InboxWatchErrorCode>
 
     let descriptor: Int32
     let folders = NIOLockedValueBox<[Int32: WatchedFolder]>([:])
@@ -72,7 +52,7 @@ package final class InboxWatcher: Sendable {
     /// the handlers directory needs them; inboxes do not, and skip one event per delivered file.
     package init(logger: Logger, reportRemovals: Bool = false) throws {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw WatchError(path: "inotify", errno: errno) }
+        guard fd >= 0 else { throw WatchError.watching("inotify", errno: errno) }
         self.descriptor = fd
         self.logger = logger
         self.mask = Self.arrivals | (reportRemovals ? docroute_in_delete | docroute_in_moved_from : 0)
@@ -97,7 +77,7 @@ package final class InboxWatcher: Sendable {
     @discardableResult
     package func watch(_ folder: WatchedFolder) throws -> Int32 {
         let wd = inotify_add_watch(descriptor, folder.path, mask)
-        guard wd >= 0 else { throw WatchError(path: folder.path, errno: errno) }
+        guard wd >= 0 else { throw WatchError.watching(folder.path, errno: errno) }
         folders.withLockedValue { $0[wd] = folder }
         return wd
     }

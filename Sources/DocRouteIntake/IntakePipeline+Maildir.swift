@@ -230,17 +230,17 @@ extension IntakePipeline {
                 ])
             case .alreadyDelivered:
                 break
-            case .failed(let message, let retryable):
+            case .failed(let error):
                 // The scratch file is not the message: it is made again from the message next time.
                 reader.discard(String(decoding: delivery.sourceName, as: UTF8.self))
-                logger.error("attachment delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
-                    "bundle-id": "\(delivery.bundleIdentifier)", "mail-part": "\(delivery.partPath ?? "")",
+                logger.error("attachment delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
+                    "bundle-id": "\(delivery.bundleIdentifier)", "mail-part": "\(delivery.partPath ?? "")", "code": "\(error.code)",
                 ])
             }
         }
         for message in messages {
             let failures = message.deliveries.compactMap { index -> Bool? in
-                if case .failed(_, let retryable) = outcomes[index] { return retryable }
+                if case .failed(let error) = outcomes[index] { return error.isRetryable }
                 return nil
             }
             if failures.contains(true) {

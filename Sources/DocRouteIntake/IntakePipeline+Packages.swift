@@ -84,11 +84,11 @@ extension IntakePipeline {
         case .alreadyDelivered(let deliveryID):
             attempts[arrival] = nil
             logger.info("package delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(path)"])
-        case .failed(let message, let retryable):
-            logger.error("package delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
-                "bundle-id": "\(handler.bundleIdentifier)", "path": "\(path)",
+        case .failed(let error):
+            logger.error("package delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
+                "bundle-id": "\(handler.bundleIdentifier)", "path": "\(path)", "code": "\(error.code)",
             ])
-            if retryable { scheduleRetry(arrival) }
+            if error.isRetryable { scheduleRetry(arrival) }
         }
     }
 }

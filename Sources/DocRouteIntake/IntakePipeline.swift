@@ -372,11 +372,11 @@ package actor IntakePipeline {
             case .alreadyDelivered(let deliveryID):
                 attempts[arrivals[index]] = nil
                 logger.info("source delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(delivery.sourcePath)"])
-            case .failed(let message, let retryable):
-                logger.error("delivery failed\(retryable ? "; will try again" : ""): \(message)", metadata: [
-                    "bundle-id": "\(delivery.bundleIdentifier)", "path": "\(delivery.sourcePath)",
+            case .failed(let error):
+                logger.error("delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
+                    "bundle-id": "\(delivery.bundleIdentifier)", "path": "\(delivery.sourcePath)", "code": "\(error.code)",
                 ])
-                if retryable { scheduleRetry(arrivals[index]) }
+                if error.isRetryable { scheduleRetry(arrivals[index]) }
             }
         }
         for bundle in touched.sorted() { await committed?(bundle) }

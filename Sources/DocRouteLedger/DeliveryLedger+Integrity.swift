@@ -89,8 +89,7 @@ extension DeliveryLedger {
     static func damaged(_ path: FilePath, _ detail: String) -> DeliveryError {
         DeliveryError(
             code: .ledgerDamaged,
-            message: "The delivery ledger \(path.string) is damaged (\(detail)). docrouted does not run on it: deliveries recorded there could not be read back, and handlers would not hear of them. \(DeliveryError.advice(for: .ledgerDamaged))",
-            path: path.string)
+            message: "The delivery ledger \(path.string) is damaged (\(detail)). docrouted does not run on it: deliveries recorded there could not be read back, and handlers would not hear of them. \(DeliveryError.advice(for: .ledgerDamaged))")
     }
 
     /// Whether a SQLite error says the file is damaged, not a database, or was moved or removed
@@ -123,8 +122,7 @@ extension DeliveryLedger {
         guard same(ledger, path.string), same(log, path.string + "-wal") else {
             throw reported(DeliveryError(
                 code: .ledgerDamaged,
-                message: "The delivery ledger \(path.string) (or its -wal file) was removed or replaced while docrouted used it; what it recorded since is lost with it. \(DeliveryError.advice(for: .ledgerDamaged))",
-                path: path.string))
+                message: "The delivery ledger \(path.string) (or its -wal file) was removed or replaced while docrouted used it; what it recorded since is lost with it. \(DeliveryError.advice(for: .ledgerDamaged))"))
         }
     }
 }

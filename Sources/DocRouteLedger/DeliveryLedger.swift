@@ -101,7 +101,7 @@ package final class DeliveryLedger: Sendable {
             throw DeliveryError(
                 code: .ledger,
                 message: "Cannot create the state directory \(directory.string): \(error). Create it (systemd's StateDirectory= does) and make it writable for docrouted.",
-                path: directory.string, cause: error)
+                cause: error)
         }
     }
 

@@ -86,8 +86,7 @@ package final class LedgerWatch: Sendable {
                 guard let what, !stopped.load(ordering: .acquiring) else { continue }
                 report(DeliveryError(
                     code: .ledgerDamaged,
-                    message: "\(what) while docrouted used it: pending notifications recorded there are gone, and deliveries recorded from now on would be lost. \(DeliveryError.advice(for: .ledgerDamaged))",
-                    path: path.string))
+                    message: "\(what) while docrouted used it: pending notifications recorded there are gone, and deliveries recorded from now on would be lost. \(DeliveryError.advice(for: .ledgerDamaged))"))
                 return
             }
         }

@@ -1,42 +1,63 @@
+import DocRouteErrors
+
 /// Something wrong with a message's structure, found while parsing it. Parsing never stops for
-/// these: what can be read is read, and each problem is listed in the ``MailSummary``.
-public struct MailProblem: Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes: tools, tests and logs match on these, never on ``message``.
-    public enum Code: String, Sendable, Hashable {
-        /// The input was empty.
+/// these: what can be read is read, and each problem is listed in the ``MailSummary``. The part
+/// concerned (`2.1`) is its `inputKey`, none for the message itself.
+public typealias MailProblem = DocRouteError<MailProblemCode>
+
+/// Stable codes of ``MailProblem``: tools, tests and logs match on these, never on the message.
+public struct MailProblemCode: ErrorCodeProtocol {
+    private enum Known: String {
         case emptyInput = "empty-input"
-        /// The input does not start with a header field: not a mail.
         case noHeader = "no-header"
-        /// A header section was larger than ``MailParser/Limits/maximumHeaderBytes``. For the
-        /// message's own header the message cannot be read at all; for a part, the part is skipped.
         case headerTooLarge = "header-too-large"
-        /// Parts nested deeper than ``MailParser/Limits/maximumDepth`` were skipped, unread.
         case tooDeep = "too-deep"
-        /// More parts than ``MailParser/Limits/maximumParts``; the rest were skipped.
         case tooManyParts = "too-many-parts"
-        /// A multipart's closing boundary never came (the input ended, or an outer boundary came first).
         case unterminatedMultipart = "unterminated-multipart"
-        /// A multipart without a usable `boundary` parameter; its body was skipped.
         case missingBoundary = "missing-boundary"
-        /// An attachment's base64 was cut short.
         case truncatedEncoding = "truncated-encoding"
-        /// An attachment's base64 lacked its final `=` padding; every byte was decoded all the same.
         case badPadding = "bad-padding"
     }
 
-    /// What went wrong.
-    public var code: Code
-    /// The part concerned (`2.1`), empty for the message itself.
-    public var partPath: String
-    /// What happened, for people.
-    public var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `too-deep`.
+    public var rawValue: String { known.rawValue }
 
-    /// Creates a problem.
-    public init(code: Code, partPath: String, message: String) {
-        self.code = code
-        self.partPath = partPath
-        self.message = message
+    /// The input was empty.
+    public static let emptyInput = Self(.emptyInput)
+    /// The input does not start with a header field: not a mail.
+    public static let noHeader = Self(.noHeader)
+    /// A header section was larger than ``MailParser/Limits/maximumHeaderBytes``. For the
+    /// message's own header the message cannot be read at all; for a part, the part is skipped.
+    public static let headerTooLarge = Self(.headerTooLarge)
+    /// Parts nested deeper than ``MailParser/Limits/maximumDepth`` were skipped, unread.
+    public static let tooDeep = Self(.tooDeep)
+    /// More parts than ``MailParser/Limits/maximumParts``; the rest were skipped.
+    public static let tooManyParts = Self(.tooManyParts)
+    /// A multipart's closing boundary never came (the input ended, or an outer boundary came first).
+    public static let unterminatedMultipart = Self(.unterminatedMultipart)
+    /// A multipart without a usable `boundary` parameter; its body was skipped.
+    public static let missingBoundary = Self(.missingBoundary)
+    /// An attachment's base64 was cut short.
+    public static let truncatedEncoding = Self(.truncatedEncoding)
+    /// An attachment's base64 lacked its final `=` padding; every byte was decoded all the same.
+    public static let badPadding = Self(.badPadding)
+
+    /// `code at part: message`.
+    public static func describe(_ problem: MailProblem) -> String {
+        "\(problem.code.rawValue)\(problem.partPath.isEmpty ? "" : " at part \(problem.partPath)"): \(problem.message)"
     }
+}
+
+extension DocRouteError where Code == MailProblemCode {
+    /// Creates a problem of the part `partPath` (`2.1`; empty for the message itself).
+    public init(code: Code, partPath: String, message: String, file: String = #fileID, line: Int = #line) {
+        self.init(code: code, inputKey: partPath.isEmpty ? nil : partPath, message: message, file: file, line: line)
+    }
+
+    /// The part concerned (`2.1`), empty for the message itself.
+    public var partPath: String { inputKey ?? "" }
 
     /// Whether the message as a whole cannot be read (rather than one part of it).
     public var isFatal: Bool {
@@ -45,10 +66,5 @@ public struct MailProblem: Sendable, Hashable, CustomStringConvertible {
         case .headerTooLarge: partPath.isEmpty
         default: false
         }
-    }
-
-    /// `code at part: message`.
-    public var description: String {
-        "\(code.rawValue)\(partPath.isEmpty ? "" : " at part \(partPath)"): \(message)"
     }
 }

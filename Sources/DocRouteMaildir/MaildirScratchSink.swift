@@ -68,7 +68,7 @@ package final class MaildirScratchSink: AttachmentSink {
             if code == EINTR || code == EEXIST { continue }
             throw DeliveryError(errno: Errno(rawValue: code), operation: "create temporary file", path: scratchPath + "/" + name)
         }
-        throw DeliveryError(code: .nameExhausted, message: "no free temporary name in \(scratchPath); remove stale .docroute-mail-* files there", path: scratchPath)
+        throw DeliveryError(code: .nameExhausted, message: "no free temporary name in \(scratchPath); remove stale .docroute-mail-* files there")
     }
 
     package func attachmentBytes(_ bytes: UnsafeRawBufferPointer) throws {

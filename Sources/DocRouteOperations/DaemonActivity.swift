@@ -155,9 +155,9 @@ package final class DaemonActivity: Sendable {
                     reports.append((handler, .delivered, bytes, seen.map { $0.duration(to: now) }))
                 case .alreadyDelivered:
                     reports.append((handler, .alreadyDelivered, 0, nil))
-                case .failed(let message, let retryable):
-                    state.lastError[handler] = (message, date)
-                    reports.append((handler, retryable ? .retrying : .failed, 0, nil))
+                case .failed(let error):
+                    state.lastError[handler] = ("\(error)", date)
+                    reports.append((handler, error.isRetryable ? .retrying : .failed, 0, nil))
                 }
             }
         }

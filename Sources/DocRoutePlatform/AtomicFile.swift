@@ -13,13 +13,13 @@ package enum AtomicFile {
     /// a collector running as another user can read it).
     package static func replace(_ path: FilePath, with bytes: [UInt8], mode: mode_t = 0o644) throws {
         guard let name = path.lastComponent else {
-            throw DeliveryError(code: .invalidName, message: "\(path.string) names no file; give a file path", path: path.string)
+            throw DeliveryError(code: .invalidName, message: "\(path.string) names no file; give a file path")
         }
         let folderPath = path.removingLastComponent()
         let folder = try SystemCall.openDirectory(folderPath.isEmpty ? "." : folderPath)
         defer { SystemCall.close(folder) }
         guard let temporary = FilePath.Component("." + name.string + ".tmp") else {
-            throw DeliveryError(code: .invalidName, message: "\(path.string): no temporary name can be made from it", path: path.string)
+            throw DeliveryError(code: .invalidName, message: "\(path.string): no temporary name can be made from it")
         }
         let temporaryPath = folderPath.appending(temporary).string
         // A temporary left by a crash is ours to replace.

@@ -34,7 +34,7 @@ extension SystemCall {
             throw DeliveryError(
                 code: .permissionDenied,
                 message: "The file system holding \(path) does not store POSIX ACLs, which docrouted (not running as root) needs to reach a handler's 0700 folder without opening it to a group: mount it with the acl option (ext4, XFS, Btrfs and tmpfs have them by default) or run docrouted as root.",
-                errno: errno, path: path)
+                cause: errno)
         case .failure(let errno):
             throw DeliveryError(errno: errno, operation: "set the access list of", path: describing())
         }

@@ -1,8 +1,8 @@
 extension DaemonMessage {
     /// Decodes one line received from the daemon (without its trailing `\n`).
     ///
-    /// Unknown fields are ignored. An `error` whose code this library does not know reads as
-    /// ``ErrorCode/internal`` with the unknown code kept in the message. Any failure is a
+    /// Unknown fields are ignored. An `error` whose code this library does not know keeps that
+    /// code (``ErrorCode/isKnown`` is false), so a newer daemon's codes reach the caller. Any failure is a
     /// `bad-request` ``ProtocolError`` naming the problem.
     public init(decoding line: some Collection<UInt8>) throws(ProtocolError) {
         let object = try MessageObject(line: line)
@@ -58,11 +58,7 @@ extension DaemonMessage {
         case "error":
             let codeText = try object.string("code")
             let message = try object.string("message")
-            if let code = ErrorCode(rawValue: codeText) {
-                self = .error(id: id, code: code, message: message)
-            } else {
-                self = .error(id: id, code: .internal, message: "(code '\(codeText)') \(message)")
-            }
+            self = .error(id: id, code: ErrorCode(rawValue: codeText), message: message)
         default:
             throw object.unknownType(expected: Self.types)
         }

@@ -1,24 +1,65 @@
+import DocRouteErrors
+
 /// The `code` of an `error` message, as listed in PROTOCOL.md's error table.
 ///
-/// Raw values are the exact strings on the wire.
-public enum ErrorCode: String, Sendable, Hashable, CaseIterable, Codable {
+/// A struct over a private enum, so that a code a newer daemon sends decodes, compares and encodes
+/// again as its own text (``isKnown`` is then false), and adding a code breaks no `switch`.
+/// ``rawValue`` is the exact string on the wire.
+public struct ErrorCode: ErrorCodeProtocol, Codable {
+    private enum Known: String, CaseIterable {
+        case badRequest = "bad-request"
+        case unsupportedProtocol = "unsupported-protocol"
+        case unknownHandler = "unknown-handler"
+        case notPermitted = "not-permitted"
+        case alreadySubscribed = "already-subscribed"
+        case noHandler = "no-handler"
+        case notFound = "not-found"
+        case tooManyConnections = "too-many-connections"
+        case `internal` = "internal"
+    }
+
+    /// The code's text on the wire.
+    public let rawValue: String
+
+    /// Any code, including one this library does not know.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    private init(_ known: Known) { rawValue = known.rawValue }
+
+    /// Whether the code is one of PROTOCOL.md's table (rather than one of a newer daemon).
+    public var isKnown: Bool { Known(rawValue: rawValue) != nil }
+
+    /// The codes of PROTOCOL.md's error table, in its order.
+    public static var allCases: [ErrorCode] { Known.allCases.map(ErrorCode.init) }
+
     /// Not JSON, no `type`, a missing or mistyped field, or a line over 1 MiB.
-    case badRequest = "bad-request"
+    public static let badRequest = ErrorCode(.badRequest)
     /// `protocol` in `hello` is not one the daemon speaks.
-    case unsupportedProtocol = "unsupported-protocol"
+    public static let unsupportedProtocol = ErrorCode(.unsupportedProtocol)
     /// No registered handler has that bundle identifier.
-    case unknownHandler = "unknown-handler"
+    public static let unknownHandler = ErrorCode(.unknownHandler)
     /// The peer's uid may not do this.
-    case notPermitted = "not-permitted"
+    public static let notPermitted = ErrorCode(.notPermitted)
     /// Another live connection is subscribed as that handler.
-    case alreadySubscribed = "already-subscribed"
+    public static let alreadySubscribed = ErrorCode(.alreadySubscribed)
     /// `open`: nothing claims that URL scheme or content type.
-    case noHandler = "no-handler"
+    public static let noHandler = ErrorCode(.noHandler)
     /// `open`: the file does not exist; `ack`: unknown delivery.
-    case notFound = "not-found"
+    public static let notFound = ErrorCode(.notFound)
     /// The connection is refused: too many are open in all, from this uid, or only handlers may
     /// take the ones left. It is closed after this line.
-    case tooManyConnections = "too-many-connections"
+    public static let tooManyConnections = ErrorCode(.tooManyConnections)
     /// The daemon failed; the message says what.
-    case `internal` = "internal"
+    public static let `internal` = ErrorCode(.internal)
+
+    /// Reads the code's text, known or not.
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    /// Writes the code's text.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }

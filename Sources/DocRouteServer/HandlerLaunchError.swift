@@ -1,27 +1,41 @@
+import DocRouteErrors
 import SystemPackage
 
 /// Why a handler was not started; `description` says what to do about it.
-package struct HandlerLaunchError: Error, CustomStringConvertible, Sendable {
-    /// Stable error codes.
-    package enum Code: String, Sendable, Hashable {
-        /// docrouted is not root and the handler's `DocRouteUser` is not docrouted's own user.
+package typealias HandlerLaunchError = DocRouteError<HandlerLaunchErrorCode>
+
+/// The stable codes of ``HandlerLaunchError``.
+package struct HandlerLaunchErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
         case otherUser = "launch-other-user"
-        /// `DocRouteUser` names no user of this system.
         case unknownUser = "launch-unknown-user"
-        /// Under systemd: the handler's user cannot be a `docroute-handler@` instance (root, or a
-        /// name systemd cannot take).
         case noUnitInstance = "launch-no-unit-instance"
-        /// fork, the identity change, the capability drop or execve failed.
         case spawnFailed = "launch-failed"
-        /// The flag file that starts the handler's path unit could not be written.
         case flagFailed = "launch-flag-failed"
     }
 
-    package var code: Code
-    package var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `launch-failed`.
+    package var rawValue: String { known.rawValue }
 
-    package var description: String { "\(message) [\(code.rawValue)]" }
+    /// docrouted is not root and the handler's `DocRouteUser` is not docrouted's own user.
+    package static let otherUser = Self(.otherUser)
+    /// `DocRouteUser` names no user of this system.
+    package static let unknownUser = Self(.unknownUser)
+    /// Under systemd: the handler's user cannot be a `docroute-handler@` instance (root, or a
+    /// name systemd cannot take).
+    package static let noUnitInstance = Self(.noUnitInstance)
+    /// fork, the identity change, the capability drop or execve failed.
+    package static let spawnFailed = Self(.spawnFailed)
+    /// The flag file that starts the handler's path unit could not be written.
+    package static let flagFailed = Self(.flagFailed)
 
+    /// `message [code]`: the advice reads first.
+    package static func describe(_ error: HandlerLaunchError) -> String { "\(error.message) [\(error.code.rawValue)]" }
+}
+
+extension DocRouteError where Code == HandlerLaunchErrorCode {
     /// Which step of `docroute_spawn_handler` failed, in words.
     static func step(_ step: Int32) -> String {
         switch step {
@@ -43,6 +57,6 @@ package struct HandlerLaunchError: Error, CustomStringConvertible, Sendable {
         let advice = step == 9
             ? "check that \(command[0]) exists, is executable by the handler's user and is an absolute path"
             : "docrouted cannot drop to the handler's identity; run it as root or under systemd"
-        return HandlerLaunchError(code: .spawnFailed, message: "\(Self.step(step)) failed for \(command.joined(separator: " ")): \(errno) (\(advice))")
+        return HandlerLaunchError(code: .spawnFailed, message: "\(Self.step(step)) failed for \(command.joined(separator: " ")): \(errno) (\(advice))", cause: errno)
     }
 }

@@ -5,6 +5,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -137,14 +138,15 @@ package final class SocketServer: Sendable {
     static func bindListening(path: String) throws -> Int32 {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else {
-            throw SocketServerError(message: "a socket cannot be created: \(String(cString: strerror(errno)))")
+            let code = errno
+            throw SocketServerError(code: .socketFailed, message: "a socket cannot be created: \(String(cString: strerror(code)))", cause: Errno(rawValue: code))
         }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
             close(descriptor)
-            throw SocketServerError(message: "the socket path \(path) is longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes; configure a shorter one")
+            throw SocketServerError(code: .pathTooLong, message: "the socket path \(path) is longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes; configure a shorter one")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
@@ -155,7 +157,7 @@ package final class SocketServer: Sendable {
         guard bound == 0, listen(descriptor, 256) == 0 else {
             let code = errno
             close(descriptor)
-            throw SocketServerError(message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable", errno: code)
+            throw SocketServerError(code: .bindFailed, message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable", cause: Errno(rawValue: code))
         }
         return descriptor
     }
@@ -166,7 +168,7 @@ package final class SocketServer: Sendable {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         guard info.st_mode & S_IFMT == S_IFSOCK else {
-            throw SocketServerError(message: "\(path) exists and is not a socket; remove it or configure another socket path")
+            throw SocketServerError(code: .notASocket, message: "\(path) exists and is not a socket; remove it or configure another socket path")
         }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return }
@@ -185,7 +187,7 @@ package final class SocketServer: Sendable {
             }
         } while result != 0 && errno == EINTR
         if result == 0 {
-            throw SocketServerError(message: "another daemon serves the socket \(path); stop it first, or configure another socket path")
+            throw SocketServerError(code: .inUse, message: "another daemon serves the socket \(path); stop it first, or configure another socket path")
         }
         unlink(path)
     }

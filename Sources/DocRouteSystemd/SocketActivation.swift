@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemPackage
 
 /// The sockets that systemd opened for the service (`docroute.socket`) and passed at start.
 ///
@@ -46,7 +47,7 @@ public struct SocketActivation: Sendable {
                 code: .socketActivationFailed,
                 message: "the LISTEN_FDS/LISTEN_FDNAMES variables this process was started with are "
                     + "malformed; start docrouted from docroute.socket or without them",
-                errno: -count
+                cause: Errno(rawValue: -count)
             )
         }
         return (0..<count).map { offset in
@@ -72,7 +73,7 @@ public struct SocketActivation: Sendable {
             throw SystemdError(
                 code: .socketInspectionFailed,
                 message: "could not inspect passed descriptor \(passed.fileDescriptor) named '\(passed.name)'",
-                errno: -result
+                cause: Errno(rawValue: -result)
             )
         }
         if result == 0 {

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemPackage
 
 /// Tells systemd about the service's state through `sd_notify(3)`.
 ///
@@ -94,7 +95,7 @@ public struct SystemdNotifier: Sendable {
                 message: "could not send '\(change.text.split(separator: "\n").first ?? "")' to the "
                     + "service manager at NOTIFY_SOCKET; check that the socket exists and that the unit's "
                     + "NotifyAccess= lets this process notify",
-                errno: -result
+                cause: Errno(rawValue: -result)
             )
         }
         return result > 0

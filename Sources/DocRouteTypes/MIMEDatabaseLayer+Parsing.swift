@@ -98,8 +98,8 @@ extension MIMEDatabaseLayer {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw MIMEDatabaseError(
                 code: .malformedText,
-                message: "the file is not valid UTF-8; run update-mime-database on its directory to regenerate it",
-                path: path
+                inputFile: path,
+                message: "the file is not valid UTF-8; run update-mime-database on its directory to regenerate it"
             )
         }
     }
@@ -111,9 +111,9 @@ extension MIMEDatabaseLayer {
         guard bytes.starts(with: magicHeader) else {
             throw MIMEDatabaseError(
                 code: .magicHeaderMissing,
+                inputFile: path,
                 message:
-                    "the file does not start with MIME-Magic\\0\\n; run update-mime-database on its directory to regenerate it",
-                path: path
+                    "the file does not start with MIME-Magic\\0\\n; run update-mime-database on its directory to regenerate it"
             )
         }
         var reader = MagicReader(bytes: bytes, position: magicHeader.count, path: path)
@@ -173,8 +173,8 @@ private struct MagicReader {
     func malformed(_ what: String) -> MIMEDatabaseError {
         MIMEDatabaseError(
             code: .malformedMagic,
-            message: "\(what) at byte \(position); run update-mime-database on its directory to regenerate it",
-            path: path
+            inputFile: path,
+            message: "\(what) at byte \(position); run update-mime-database on its directory to regenerate it"
         )
     }
 

@@ -111,16 +111,16 @@ public struct MIMEDatabaseLoader: Sendable {
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw MIMEDatabaseError(
                 code: .unreadableFile,
-                message: "expected a regular file; remove what is there and run update-mime-database",
-                path: path
+                inputFile: path,
+                message: "expected a regular file; remove what is there and run update-mime-database"
             )
         }
         let size = Int(status.st_size)
         guard size <= maximumFileSize else {
             throw MIMEDatabaseError(
                 code: .fileTooLarge,
-                message: "the file is \(size) bytes, more than the \(maximumFileSize) a MIME database file can need",
-                path: path
+                inputFile: path,
+                message: "the file is \(size) bytes, more than the \(maximumFileSize) a MIME database file can need"
             )
         }
 
@@ -146,9 +146,9 @@ public struct MIMEDatabaseLoader: Sendable {
     private static func unreadable(_ path: String, call: String, errno code: Int32) -> MIMEDatabaseError {
         MIMEDatabaseError(
             code: .unreadableFile,
+            inputFile: path,
             message: "could not read the file; check its permissions or regenerate it with update-mime-database",
-            path: path,
-            cause: MIMEDatabaseError.SystemCallFailure(call: call, errno: code)
+            cause: MIMEDatabaseErrorCode.SystemCallFailure(call: call, errno: code)
         )
     }
 }

@@ -38,8 +38,8 @@ public struct TypeCatalogBuilder: Sendable {
         let identifier = declaration.identifier
         guard Self.isValidIdentifier(identifier) else {
             issues.append(TypeCatalogIssue(
-                code: identifier.isEmpty ? .missingIdentifier : .invalidValue, file: file,
-                keyPath: keyPath.map { "\($0).UTTypeIdentifier" },
+                code: identifier.isEmpty ? .missingIdentifier : .invalidValue, inputFile: file,
+                inputKey: keyPath.map { "\($0).UTTypeIdentifier" },
                 message: identifier.isEmpty
                     ? "the declaration has no UTTypeIdentifier; add one (reverse-DNS, e.g. com.example.type)"
                     : "'\(identifier)' is not a valid type identifier (letters, digits, '-' and '.', not starting with 'dyn.')"))
@@ -55,11 +55,11 @@ public struct TypeCatalogBuilder: Sendable {
         switch (existing.declaration.origin, declaration.origin) {
         case (.system, .exported(let bundle)):
             issues.append(TypeCatalogIssue(
-                code: .systemTypeRedefined, file: file, keyPath: keyPath,
+                code: .systemTypeRedefined, inputFile: file, inputKey: keyPath,
                 message: "\(bundle) exports '\(identifier)', a system type that handlers may not redefine; declare it under UTImportedTypeDeclarations or use an identifier of your own"))
         case (.exported(let first), .exported(let second)) where first != second:
             issues.append(TypeCatalogIssue(
-                code: .overridden, file: file, keyPath: keyPath,
+                code: .overridden, inputFile: file, inputKey: keyPath,
                 message: "'\(identifier)' is exported by both \(first) and \(second); \(first)'s declaration is used"))
         case (let old, let new) where new < old:
             pending[position] = Pending(declaration: declaration, file: file, keyPath: keyPath)
@@ -90,12 +90,12 @@ public struct TypeCatalogBuilder: Sendable {
                 guard Self.isValidIdentifier(parent) else {
                     // No entry for it: the edge is dropped below, as only catalog types have an index.
                     issues.append(TypeCatalogIssue(
-                        code: .invalidValue, file: item.file, keyPath: keyPath,
+                        code: .invalidValue, inputFile: item.file, inputKey: keyPath,
                         message: "'\(parent)' is not a valid type identifier; '\(item.declaration.identifier)' does not conform to it"))
                     continue
                 }
                 issues.append(TypeCatalogIssue(
-                    code: .unknownParent, file: item.file, keyPath: keyPath,
+                    code: .unknownParent, inputFile: item.file, inputKey: keyPath,
                     message: "'\(item.declaration.identifier)' conforms to '\(parent)', which no one declares; it stays a name the type conforms to, with no tags or parents of its own (declare or import '\(parent)' to give it some)"))
                 if namedKeys.insert(parent.lowercased()).inserted {
                     // Imported by the handler that names it: it describes the type without owning it.
@@ -173,8 +173,8 @@ public struct TypeCatalogBuilder: Sendable {
                     case .onStack:
                         let child = survivors[node]
                         issues.append(TypeCatalogIssue(
-                            code: .conformanceCycle, file: child.file,
-                            keyPath: child.keyPath.map { "\($0).UTTypeConformsTo" },
+                            code: .conformanceCycle, inputFile: child.file,
+                            inputKey: child.keyPath.map { "\($0).UTTypeConformsTo" },
                             message: "'\(child.declaration.identifier)' conforming to '\(survivors[parent].declaration.identifier)' closes a conformance cycle; that edge is ignored"))
                         parents[node].remove(at: top.next)
                         stack[stack.count - 1].next -= 1

@@ -1,34 +1,44 @@
+import DocRouteErrors
+
 /// A problem found while building the catalog. The offending declaration (or edge) is skipped and
-/// the rest loads; the issue says where it came from so an author can fix it.
-public struct TypeCatalogIssue: Sendable, Hashable, CustomStringConvertible {
-    /// Stable codes, for tests and for tools that filter.
-    public enum Code: String, Sendable, Hashable {
+/// the rest loads; the issue says where it came from so an author can fix it: the file
+/// (`inputFile`) and the key path inside it (`inputKey`, e.g.
+/// `UTExportedTypeDeclarations[0].UTTypeConformsTo[1]`), when known.
+public typealias TypeCatalogIssue = DocRouteError<TypeCatalogIssueCode>
+
+/// Stable codes of ``TypeCatalogIssue``, for tests and for tools that filter.
+public struct TypeCatalogIssueCode: ErrorCodeProtocol {
+    private enum Known: String {
         case missingIdentifier = "missing-identifier"
         case invalidValue = "invalid-value"
         case unknownParent = "unknown-parent"
         case conformanceCycle = "conformance-cycle"
         case systemTypeRedefined = "system-type-redefined"
-        case overridden = "overridden"
+        case overridden
     }
 
-    public var code: Code
-    /// The file the declaration came from, when known.
-    public var file: String?
-    /// The key path inside it, e.g. `UTExportedTypeDeclarations[0].UTTypeConformsTo[1]`.
-    public var keyPath: String?
-    /// What is wrong and what to do about it.
-    public var message: String
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `unknown-parent`.
+    public var rawValue: String { known.rawValue }
 
-    public init(code: Code, file: String? = nil, keyPath: String? = nil, message: String) {
-        self.code = code
-        self.file = file
-        self.keyPath = keyPath
-        self.message = message
-    }
+    /// A declaration without `UTTypeIdentifier`.
+    public static let missingIdentifier = Self(.missingIdentifier)
+    /// A value of the declaration cannot be used.
+    public static let invalidValue = Self(.invalidValue)
+    /// `UTTypeConformsTo` names a type nobody declares.
+    public static let unknownParent = Self(.unknownParent)
+    /// The conformance edges form a cycle.
+    public static let conformanceCycle = Self(.conformanceCycle)
+    /// A handler exports a system type.
+    public static let systemTypeRedefined = Self(.systemTypeRedefined)
+    /// Two handlers export the same type; one declaration wins.
+    public static let overridden = Self(.overridden)
 
-    public var description: String {
-        var place = file ?? ""
-        if let keyPath { place += place.isEmpty ? keyPath : ": \(keyPath)" }
-        return place.isEmpty ? message : "\(place): \(message)"
+    /// `file: key path: message`, leaving out what is not known.
+    public static func describe(_ issue: TypeCatalogIssue) -> String {
+        var place = issue.inputFile ?? ""
+        if let keyPath = issue.inputKey { place += place.isEmpty ? keyPath : ": \(keyPath)" }
+        return place.isEmpty ? issue.message : "\(place): \(issue.message)"
     }
 }

@@ -11,14 +11,14 @@ extension TypeDeclaration {
     ) -> TypeDeclaration? {
         guard let dictionary = value as? [String: Any] else {
             issues.append(TypeCatalogIssue(
-                code: .invalidValue, file: file, keyPath: keyPath,
+                code: .invalidValue, inputFile: file, inputKey: keyPath,
                 message: "expected a dictionary with UTTypeIdentifier, found \(PropertyListTypeName.of(value))"))
             return nil
         }
         guard let identifier = dictionary["UTTypeIdentifier"] as? String, !identifier.isEmpty else {
             let found = dictionary["UTTypeIdentifier"].map { " (found \(PropertyListTypeName.of($0)))" } ?? ""
             issues.append(TypeCatalogIssue(
-                code: .missingIdentifier, file: file, keyPath: "\(keyPath).UTTypeIdentifier",
+                code: .missingIdentifier, inputFile: file, inputKey: "\(keyPath).UTTypeIdentifier",
                 message: "the declaration has no UTTypeIdentifier string\(found); the declaration is skipped"))
             return nil
         }
@@ -33,7 +33,7 @@ extension TypeDeclaration {
                 mimeTypes = stringList(tags["public.mime-type"], file: file, keyPath: "\(tagPath).public.mime-type", issues: &issues)
             } else {
                 issues.append(TypeCatalogIssue(
-                    code: .invalidValue, file: file, keyPath: tagPath,
+                    code: .invalidValue, inputFile: file, inputKey: tagPath,
                     message: "expected a dictionary of tag classes, found \(PropertyListTypeName.of(specification)); tags ignored"))
             }
         }
@@ -41,7 +41,7 @@ extension TypeDeclaration {
         if let text = dictionary["UTTypeDescription"] {
             if let string = text as? String { description = string } else {
                 issues.append(TypeCatalogIssue(
-                    code: .invalidValue, file: file, keyPath: "\(keyPath).UTTypeDescription",
+                    code: .invalidValue, inputFile: file, inputKey: "\(keyPath).UTTypeDescription",
                     message: "expected a string, found \(PropertyListTypeName.of(text)); ignored"))
             }
         }
@@ -56,7 +56,7 @@ extension TypeDeclaration {
         if let string = value as? String { return [string] }
         guard let array = value as? [Any] else {
             issues.append(TypeCatalogIssue(
-                code: .invalidValue, file: file, keyPath: keyPath,
+                code: .invalidValue, inputFile: file, inputKey: keyPath,
                 message: "expected an array of strings, found \(PropertyListTypeName.of(value)); ignored"))
             return []
         }
@@ -64,7 +64,7 @@ extension TypeDeclaration {
         for (index, element) in array.enumerated() {
             if let string = element as? String { result.append(string) } else {
                 issues.append(TypeCatalogIssue(
-                    code: .invalidValue, file: file, keyPath: "\(keyPath)[\(index)]",
+                    code: .invalidValue, inputFile: file, inputKey: "\(keyPath)[\(index)]",
                     message: "expected a string, found \(PropertyListTypeName.of(element)); ignored"))
             }
         }

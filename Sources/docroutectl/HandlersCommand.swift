@@ -57,10 +57,10 @@ struct HandlersCommand: ParsableCommand {
             }
             let failures: [[String: Any]] = registry.failures.map { failure in
                 ["file": failure.file, "bundleIdentifier": JSONOutput.orNull(failure.bundleIdentifier), "status": "failed",
-                 "code": failure.error.code.rawValue, "keyPath": failure.error.keyPath, "error": failure.error.message]
+                 "code": failure.error.code.rawValue, "keyPath": failure.error.inputKey ?? "", "error": failure.error.message]
             }
             let issues: [[String: Any]] = registry.typeIssues.map {
-                ["file": JSONOutput.orNull($0.file), "keyPath": JSONOutput.orNull($0.keyPath), "code": $0.code.rawValue, "message": $0.message]
+                ["file": JSONOutput.orNull($0.inputFile), "keyPath": JSONOutput.orNull($0.inputKey), "code": $0.code.rawValue, "message": $0.message]
             }
             let warnings: [[String: Any]] = registry.warnings.map {
                 ["file": $0.file, "keyPath": $0.keyPath, "code": $0.code.rawValue, "message": $0.message]

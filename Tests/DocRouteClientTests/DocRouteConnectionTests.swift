@@ -115,6 +115,8 @@ import Testing
                                 .error(id: "1", code: .unknownHandler, message: "no handler 'com.example.nothing' is registered"))
                             _ = try await client.expectLine()
                             try await client.send(.error(id: "ack:zz", code: .notFound, message: "no delivery 'zz' for this handler"))
+                            // A code of a newer daemon, which this library does not know.
+                            try await client.send(raw: #"{"type":"error","id":"ack:yy","code":"quota-exceeded","message":"too many"}"# + "\n")
                             // A line that is not a message is skipped, not fatal.
                             try await client.send(raw: "garbage\n")
                             _ = try await client.expectLine()
@@ -139,6 +141,13 @@ import Testing
                     }
                     #expect(ackError.code == .daemon(.notFound))
                     #expect(ackError.requestID == "ack:zz")
+                    guard case .daemonError(let newer)? = try await events.next() else {
+                        Issue.record("the error with a newer daemon's code did not surface")
+                        return
+                    }
+                    #expect(newer.code == .daemon(ErrorCode(rawValue: "quota-exceeded")))
+                    #expect(newer.daemonCode?.isKnown == false)
+                    #expect("\(newer)" == "quota-exceeded: too many")
 
                     // A reply of the wrong type for the request.
                     let wrong = await #expect(throws: DocRouteClientError.self) { try await connection.status() }

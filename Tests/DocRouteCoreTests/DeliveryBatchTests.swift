@@ -246,7 +246,7 @@ import Glibc
         ])
 
         #expect(outcomes.map { $0.error?.code } == [.symbolicLink, nil, .symbolicLink])
-        #expect(outcomes[0].error?.path == evil.appending(replaced).string)
+        #expect(outcomes[0].error?.message.hasPrefix(evil.appending(replaced).string + " ") == true)
         #expect(outcomes[0].error?.message.contains("symbolic link") == true)
         #expect(scratch.allFiles("elsewhere") == [])
         #expect(scratch.read("containers/com.example.good/\(mailbox)/two.pdb") == Array("two".utf8))

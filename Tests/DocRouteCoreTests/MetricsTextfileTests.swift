@@ -92,7 +92,7 @@ import Testing
             try DaemonConfiguration.parse("socket = \"/run/s\"\nmetrics_textfile = \"docroute.prom\"\n", file: "t")
         } throws: { error in
             guard let error = error as? ConfigurationError else { return false }
-            return error.key == "metrics_textfile" && error.line == 2 && "\(error)".contains("absolute")
+            return error.inputKey == "metrics_textfile" && error.inputLine == 2 && "\(error)".contains("absolute")
         }
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("metrics_textfile = \"/var/lib/\"\n", file: "t") }
     }

@@ -48,7 +48,7 @@ import Testing
             #expect(registry.handlers.map(\.bundleIdentifier) == ["com.example.good"], "\(label)")
             let failure = try #require(registry.failures.first, "\(label)")
             #expect(failure.error.code == code, "\(label)")
-            #expect(failure.error.keyPath == keyPath, "\(label)")
+            #expect(failure.error.inputKey == keyPath, "\(label)")
             #expect(failure.error.description.contains("bad.plist"), "\(label)")
         }
     }
@@ -76,7 +76,7 @@ import Testing
         #expect(registry.handler(for: "com.example.decl") != nil)
         #expect(registry.catalog.contains("com.example.ok"))
         #expect(registry.catalog.conforms("com.example.orphan", to: "com.example.missing"), "an undeclared parent no longer drops the declaration")
-        #expect(Set(registry.typeIssues.compactMap(\.keyPath)) == [
+        #expect(Set(registry.typeIssues.compactMap(\.inputKey)) == [
             "UTExportedTypeDeclarations[1].UTTypeIdentifier", "UTExportedTypeDeclarations[2].UTTypeConformsTo[0]",
         ])
         #expect(Set(registry.warnings.map(\.code.rawValue)) == ["missing-identifier", "unknown-parent"])

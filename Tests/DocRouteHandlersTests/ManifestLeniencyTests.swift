@@ -187,7 +187,7 @@ import Testing
             #expect(registry.handlers.map(\.bundleIdentifier) == ["com.example.good"])
             let failure = try #require(registry.failures.first)
             #expect(failure.error.code == .buildVariable)
-            #expect(failure.error.keyPath == "CFBundleIdentifier")
+            #expect(failure.error.inputKey == "CFBundleIdentifier")
             #expect(failure.error.message.contains("Xcode build variable \(variable),"), "\(failure.error.message)")
             #expect(failure.error.description.contains("template.plist: CFBundleIdentifier: "))
         }

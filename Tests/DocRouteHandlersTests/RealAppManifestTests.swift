@@ -130,7 +130,7 @@ import Testing
         let failure = try #require(registry.failures.first)
         #expect(registry.failures.count == 1)
         #expect(failure.error.code == .buildVariable)
-        #expect(failure.error.keyPath == "CFBundleIdentifier")
+        #expect(failure.error.inputKey == "CFBundleIdentifier")
         #expect(failure.error.message.contains("$(PRODUCT_BUNDLE_IDENTIFIER)") && failure.error.message.contains("Xcode"), "\(failure.error.message)")
         #expect(failure.error.description.contains("Template.plist: CFBundleIdentifier: "))
     }

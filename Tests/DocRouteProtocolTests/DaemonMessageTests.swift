@@ -153,9 +153,35 @@ import Testing
         }
     }
 
-    @Test func unknownErrorCodeFromANewerDaemonKeepsItsText() throws {
-        let message = try DaemonMessage(decoding: bytes(#"{"type":"error","id":"1","code":"quota-exceeded","message":"too many"}"#))
-        #expect(message == .error(id: "1", code: .internal, message: "(code 'quota-exceeded') too many"))
+    @Test func unknownErrorCodeFromANewerDaemonDecodesAndRoundTrips() throws {
+        let line = #"{"type":"error","id":"1","code":"quota-exceeded","message":"too many"}"#
+        let message = try DaemonMessage(decoding: bytes(line))
+        #expect(message == .error(id: "1", code: ErrorCode(rawValue: "quota-exceeded"), message: "too many"))
+        guard case .error(_, let code, _) = message else {
+            Issue.record("not an error message: \(message)")
+            return
+        }
+        #expect(code.rawValue == "quota-exceeded")
+        #expect(!code.isKnown)
+        #expect(code != .internal)
+        #expect(text(message.encodedLine()) == line + "\n")
+    }
+
+    @Test func knownErrorCodesDecodeAsBefore() throws {
+        for code in ErrorCode.allCases {
+            let message = try DaemonMessage(decoding: bytes(#"{"type":"error","id":"7","code":"\#(code.rawValue)","message":"m"}"#))
+            #expect(message == .error(id: "7", code: code, message: "m"))
+            #expect(code.isKnown)
+        }
+        #expect(ErrorCode(rawValue: "bad-request") == .badRequest)
+        #expect(ErrorCode.allCases.map(\.rawValue) == [
+            "bad-request", "unsupported-protocol", "unknown-handler", "not-permitted", "already-subscribed",
+            "no-handler", "not-found", "too-many-connections", "internal",
+        ])
+        switch ErrorCode(rawValue: "not-found") {
+        case .notFound: break
+        default: Issue.record("a known code does not match its constant in a switch")
+        }
     }
 
     @Test func launchWithoutDeliveryIDButWithURLIsRejected() {

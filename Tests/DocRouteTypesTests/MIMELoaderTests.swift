@@ -139,7 +139,7 @@ struct MIMELoaderTests {
             _ = try MIMEDatabase.load(environment: ["XDG_DATA_HOME": "/nonexistent-docroute", "XDG_DATA_DIRS": system])
         }
         #expect(error?.code == .magicHeaderMissing)
-        #expect(error?.path == "\(system)/mime/magic")
+        #expect(error?.inputFile == "\(system)/mime/magic")
         #expect(error.map { "\($0)" }?.hasPrefix("mime.magic.header-missing: ") == true)
     }
 

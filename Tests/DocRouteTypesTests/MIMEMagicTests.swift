@@ -146,7 +146,7 @@ struct MIMEMagicTests {
             _ = try MIMEDatabase.fixture(magic: Array("[50:text/x-a]\n".utf8))
         }
         #expect(error?.code == .magicHeaderMissing)
-        #expect(error?.path == "/fixture/mime/magic")
+        #expect(error?.inputFile == "/fixture/mime/magic")
         #expect(error?.message.contains("update-mime-database") == true)
     }
 

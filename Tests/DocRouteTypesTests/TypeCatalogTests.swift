@@ -62,7 +62,7 @@ import Testing
         let catalog = builder.build()
         let cycles = catalog.issues.filter { $0.code == .conformanceCycle }
         #expect(cycles.count == 1)
-        #expect(cycles.first?.file == "a.plist")
+        #expect(cycles.first?.inputFile == "a.plist")
         #expect(catalog.ancestors(of: "com.example.a").starts(with: ["com.example.b"]))
         #expect(catalog.ancestors(of: "com.example.a").contains("public.item"))
         #expect(!catalog.ancestors(of: "com.example.a").contains("com.example.a"))
@@ -81,9 +81,9 @@ import Testing
         #expect(catalog.conforms("com.example.sibling", to: "com.example.nowhere"), "one entry for the name, whatever its case")
         #expect(catalog.declaration(for: "com.example.nowhere")?.origin == .imported(bundleIdentifier: "x"))
         let unknown = catalog.issues.filter { $0.code == .unknownParent }
-        #expect(unknown.map(\.keyPath) == ["UTExportedTypeDeclarations[3].UTTypeConformsTo[1]", "UTImportedTypeDeclarations[0].UTTypeConformsTo[0]"])
+        #expect(unknown.map(\.inputKey) == ["UTExportedTypeDeclarations[3].UTTypeConformsTo[1]", "UTImportedTypeDeclarations[0].UTTypeConformsTo[0]"])
         #expect(unknown.first?.description.contains("com.example.nowhere") == true)
-        #expect(catalog.issues.contains { $0.code == .invalidValue && $0.keyPath == "UTImportedTypeDeclarations[0].UTTypeConformsTo[1]" })
+        #expect(catalog.issues.contains { $0.code == .invalidValue && $0.inputKey == "UTImportedTypeDeclarations[0].UTTypeConformsTo[1]" })
     }
 
     @Test func exportedOutranksImportedWhicheverComesFirst() {
@@ -126,11 +126,11 @@ import Testing
         let declaration = TypeDeclaration.fromPropertyList(entry, origin: .exported(bundleIdentifier: "m"), file: "m.plist", keyPath: "UTExportedTypeDeclarations[0]", issues: &issues)
         #expect(declaration?.filenameExtensions == ["pdb"])
         #expect(declaration?.mimeTypes == ["chemical/x-pdb"])
-        #expect(issues.map(\.keyPath) == ["UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.filename-extension[1]"])
+        #expect(issues.map(\.inputKey) == ["UTExportedTypeDeclarations[0].UTTypeTagSpecification.public.filename-extension[1]"])
 
         issues = []
         #expect(TypeDeclaration.fromPropertyList(["UTTypeConformsTo": ["public.data"]], origin: .system, file: "m.plist", keyPath: "UTImportedTypeDeclarations[2]", issues: &issues) == nil)
         #expect(issues.first?.code == .missingIdentifier)
-        #expect(issues.first?.keyPath == "UTImportedTypeDeclarations[2].UTTypeIdentifier")
+        #expect(issues.first?.inputKey == "UTImportedTypeDeclarations[2].UTTypeIdentifier")
     }
 }

@@ -1,0 +1,53 @@
+import DocRouteErrors
+import Foundation
+import SystemPackage
+
+/// Stable codes of ``InboxWatcher/WatchError``.
+package struct InboxWatchErrorCode: ErrorCodeProtocol {
+    private enum Known: String {
+        case watchFailed = "watch-failed"
+        case watchLimit = "watch-limit"
+    }
+
+    private let known: Known
+    private init(_ known: Known) { self.known = known }
+    /// The code's text, e.g. `watch-limit`.
+    package var rawValue: String { known.rawValue }
+
+    /// inotify could not be set up, or a folder could not be watched.
+    package static let watchFailed = Self(.watchFailed)
+    /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
+    package static let watchLimit = Self(.watchLimit)
+
+    /// The message alone: it names the folder and what to do.
+    package static func describe(_ error: InboxWatcher.WatchError) -> String { error.message }
+}
+
+extension DocRouteError where Code == InboxWatchErrorCode {
+    /// Watching `path` failed with `errno`; at the watch limit the message names the limit in force
+    /// and how to raise it.
+    static func watching(_ path: String, errno: Int32, file: String = #fileID, line: Int = #line) -> Self {
+        let cause = Errno(rawValue: errno)
+        guard cause == .noSpace else {
+            return Self(code: .watchFailed, message: "cannot watch \(path): \(String(cString: strerror(errno)))", cause: cause, file: file, line: line)
+        }
+        func setting(_ path: String) -> Int? {
+            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let global = setting("/proc/sys/fs/inotify/max_user_watches")
+        // In a user namespace (containers) its own user.max_inotify_watches may be the lower limit.
+        let namespace = setting("/proc/sys/user/max_inotify_watches")
+        var limit = "fs.inotify.max_user_watches (\(global.map(String.init) ?? "?"))"
+        if let namespace, namespace < global ?? Int.max {
+            limit += " or this user namespace's user.max_inotify_watches (\(namespace))"
+        }
+        return Self(
+            code: .watchLimit,
+            message: "cannot watch \(path): the inotify watch limit \(limit) is reached; "
+                + "raise it with `sysctl fs.inotify.max_user_watches=524288` and keep it in /etc/sysctl.d/",
+            cause: cause, file: file, line: line)
+    }
+
+    /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
+    package var isWatchLimit: Bool { code == .watchLimit }
+}
