@@ -1,29 +1,29 @@
 /// What was wrong with an attachment's bytes; empty when nothing was.
-public struct AttachmentDamage: OptionSet, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: UInt8
+package struct AttachmentDamage: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: UInt8
 
-    public init(rawValue: UInt8) {
+    package init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
 
     /// The base64 stopped inside a quantum and the part was cut short (it was not closed by its
     /// boundary), or a quantum held a single character (six bits: not even one byte): bytes are missing.
-    public static let truncatedEncoding = AttachmentDamage(rawValue: 1)
+    package static let truncatedEncoding = AttachmentDamage(rawValue: 1)
     /// The part was not closed by its multipart's boundary: it ran to the end of the input or to an
     /// outer boundary. Its bytes may be whole; the mail is not.
-    public static let unterminated = AttachmentDamage(rawValue: 2)
+    package static let unterminated = AttachmentDamage(rawValue: 2)
     /// The base64 held characters outside its alphabet (they were skipped).
-    public static let invalidCharacters = AttachmentDamage(rawValue: 4)
+    package static let invalidCharacters = AttachmentDamage(rawValue: 4)
     /// The base64's last quantum lacked its `=` padding, in a part that ended properly: every byte
     /// was decoded (as Python's `email` does, adding the padding back), but the encoder was sloppy.
-    public static let badPadding = AttachmentDamage(rawValue: 8)
+    package static let badPadding = AttachmentDamage(rawValue: 8)
 
     /// Whether the decoded bytes are known to be incomplete, not merely sloppily framed.
-    public var isContentIncomplete: Bool { contains(.truncatedEncoding) }
+    package var isContentIncomplete: Bool { contains(.truncatedEncoding) }
 
     /// The stable words, in a fixed order: `truncated-encoding`, `bad-padding`, `unterminated`,
     /// `invalid-characters`. An annotation's `damage` array holds exactly these.
-    public var words: [String] {
+    package var words: [String] {
         var words: [String] = []
         if contains(.truncatedEncoding) { words.append("truncated-encoding") }
         if contains(.badPadding) { words.append("bad-padding") }
@@ -33,7 +33,7 @@ public struct AttachmentDamage: OptionSet, Sendable, Hashable, CustomStringConve
     }
 
     /// `truncated-encoding,unterminated`, or `none`: the words joined, for logs.
-    public var description: String {
+    package var description: String {
         words.isEmpty ? "none" : words.joined(separator: ",")
     }
 }

@@ -5,16 +5,16 @@
 /// (no `..` anywhere); leading dots and surrounding spaces are dropped (no hidden files, no `.`);
 /// the result is at most 255 UTF-8 bytes, cut in the stem so a short extension survives; an empty
 /// result is `attachment`.
-public enum AttachmentFileName {
+package enum AttachmentFileName {
     /// The name used when a part has none, or nothing of its name survives.
-    public static let fallback = "attachment"
+    package static let fallback = "attachment"
     /// The longest name, in UTF-8 bytes (Linux file systems' limit).
-    public static let maximumBytes = 255
+    package static let maximumBytes = 255
 
     /// The name of an attached message, always ending in `.eml` (so it is typed as one, as mail
     /// clients save it): the part's own name (`.eml` added when it has another ending), else the
     /// message's subject, else `message.eml`.
-    public static func forMessage(name: String?, subject: String?) -> String {
+    package static func forMessage(name: String?, subject: String?) -> String {
         for candidate in [name, subject] {
             // A name or subject of which nothing survives (`...`, control characters) gives way.
             guard let candidate, let safe = sanitized(candidate) else { continue }
@@ -26,7 +26,7 @@ public enum AttachmentFileName {
     }
 
     /// The safe name for `original`.
-    public static func sanitize(_ original: String) -> String {
+    package static func sanitize(_ original: String) -> String {
         sanitized(original) ?? fallback
     }
 

@@ -4,7 +4,7 @@
 /// (each call at most a few hundred KiB: nothing is held whole), then ``endAttachment(_:size:damage:)``.
 /// An error thrown from any method stops the parser: it is rethrown from `feed`/`finish` and the
 /// parser takes no more input.
-public protocol AttachmentSink: AnyObject {
+package protocol AttachmentSink: AnyObject {
     /// An attachment starts; return false to skip it (its bytes are then not decoded, and
     /// ``endAttachment(_:size:damage:)`` is not called for it).
     func beginAttachment(_ info: MailAttachmentInfo) throws -> Bool
@@ -23,7 +23,7 @@ public protocol AttachmentSink: AnyObject {
 
 extension AttachmentSink {
     /// By default attached messages are not taken (only listed in the ``MailSummary``).
-    public func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool {
+    package func attachedMessage(_ info: MailAttachmentInfo, bytes range: Range<Int64>, damage: AttachmentDamage) throws -> Bool {
         false
     }
 }

@@ -4,7 +4,7 @@
 /// joined before decoding, so a UTF-8 character split across two words comes out whole. A word in a
 /// charset nobody knows is read as UTF-8 when its bytes are valid UTF-8 and as Windows-1252 otherwise;
 /// a malformed word stays as written. Decoding never fails.
-public enum EncodedWords {
+package enum EncodedWords {
     /// The longest encoded word taken as one; longer ones stay as written. RFC 2047 allows 75
     /// bytes; the bound also keeps a header full of unterminated `=?x?q?` starts linear.
     static let maximumWordLength = 1000
@@ -20,7 +20,7 @@ public enum EncodedWords {
 
     /// Decodes the encoded words of unfolded header text; other bytes are read as UTF-8, or as
     /// Windows-1252 when they are not valid UTF-8.
-    public static func decode(_ text: some Collection<UInt8>) -> String {
+    package static func decode(_ text: some Collection<UInt8>) -> String {
         let bytes = Array(text)
         var segments: [Segment] = []
         var literalStart = 0
@@ -40,7 +40,7 @@ public enum EncodedWords {
     }
 
     /// ``decode(_:)`` for text that is already a `String`.
-    public static func decode(_ text: String) -> String {
+    package static func decode(_ text: String) -> String {
         decode(Array(text.utf8))
     }
 

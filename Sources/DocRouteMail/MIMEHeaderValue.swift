@@ -4,15 +4,15 @@
 /// Parsing is lenient the way mail readers are: comments are skipped, a quoted string missing its
 /// closing quote runs to the end, an unquoted value runs to the next `;` (spaces included), a
 /// parameter without `=` is ignored.
-public struct MIMEHeaderValue: Sendable, Hashable {
+package struct MIMEHeaderValue: Sendable, Hashable {
     /// The value before the parameters, lowercased and without whitespace or comments
     /// (`text/plain`, `attachment`); empty when there is none.
-    public var value: String
+    package var value: String
     /// The parameters as written, in order.
-    public var parameters: MIMEParameters
+    package var parameters: MIMEParameters
 
     /// Parses the unfolded bytes of a header field's value.
-    public init(parsing bytes: some Collection<UInt8>) {
+    package init(parsing bytes: some Collection<UInt8>) {
         let text = Array(bytes)
         var index = 0
         var main: [UInt8] = []
@@ -47,7 +47,7 @@ public struct MIMEHeaderValue: Sendable, Hashable {
     }
 
     /// `type/subtype` of a Content-Type value, or nil when the value is not of that shape.
-    public var mediaType: (type: Substring, subtype: Substring)? {
+    package var mediaType: (type: Substring, subtype: Substring)? {
         guard let slash = value.firstIndex(of: "/") else { return nil }
         let type = value[..<slash]
         let subtype = value[value.index(after: slash)...]

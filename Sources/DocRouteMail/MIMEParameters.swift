@@ -3,30 +3,30 @@
 /// `filename*=UTF-8''%C3%A9t%C3%A9.pdf`, `filename*0*=UTF-8''%C3%A9; filename*1=t.pdf` and the plain
 /// `filename="été.pdf"` (raw UTF-8, or RFC 2047 words inside the quotes as some mailers write) all
 /// come out as text through ``text(for:)``. An RFC 2231 form wins over a plain one of the same name.
-public struct MIMEParameters: Sendable, Hashable {
+package struct MIMEParameters: Sendable, Hashable {
     /// One parameter as written.
-    public struct Raw: Sendable, Hashable {
+    package struct Raw: Sendable, Hashable {
         /// The name, lowercased, with any RFC 2231 suffix (`filename*0*`).
-        public var name: String
+        package var name: String
         /// The value's bytes, unquoted and unescaped, not decoded.
-        public var value: [UInt8]
+        package var value: [UInt8]
         /// Whether the value was a quoted string.
-        public var wasQuoted: Bool
+        package var wasQuoted: Bool
     }
 
     /// The parameters in the order written.
-    public var raw: [Raw]
+    package var raw: [Raw]
 
     /// At most this many continuation segments of one parameter are joined.
     static let maximumSegments = 1000
 
     /// Parameters from their raw form.
-    public init(raw: [Raw]) {
+    package init(raw: [Raw]) {
         self.raw = raw
     }
 
     /// The decoded text of parameter `name` (lowercase), or nil when it is absent.
-    public func text(for name: String) -> String? {
+    package func text(for name: String) -> String? {
         if let extended = rfc2231Text(for: name) { return extended }
         guard let plain = raw.first(where: { $0.name == name }) else { return nil }
         if plain.value.contains(0x3D), plain.value.contains(0x3F) {

@@ -1,7 +1,7 @@
 /// One attachment, as known when its part begins (before any of its bytes).
-public struct MailAttachmentInfo: Sendable, Hashable {
+package struct MailAttachmentInfo: Sendable, Hashable {
     /// How the part was marked.
-    public enum Disposition: String, Sendable, Hashable {
+    package enum Disposition: String, Sendable, Hashable {
         /// `Content-Disposition: attachment`.
         case attachment
         /// `Content-Disposition: inline` with a file name.
@@ -12,31 +12,31 @@ public struct MailAttachmentInfo: Sendable, Hashable {
 
     /// The part's path as IMAP numbers it (`1`, `2.1`, `3.1.2`): stable for a given message, so it
     /// identifies the attachment across runs (with the Message-ID).
-    public var partPath: String
+    package var partPath: String
     /// The file name made safe: never empty, never a path, no control characters (``AttachmentFileName``).
-    public var fileName: String
+    package var fileName: String
     /// The file name as the mail gave it, decoded but not made safe; nil when the part had none.
     /// Data for display and annotations, never for a path.
-    public var originalFileName: String?
+    package var originalFileName: String?
     /// The part's `Content-Type` without parameters, lowercased (`application/pdf`): a hint for typing.
     /// When the part has no `Content-Type`, RFC 2045's default as Python's `email` gives it
     /// (`text/plain`; ``mimeTypeIsDefault``); `application/octet-stream` when the header is malformed.
-    public var mimeType: String
+    package var mimeType: String
     /// Whether ``mimeType`` is only the default of a part without `Content-Type`: the mail said
     /// nothing of the type, so typing takes no hint from it.
-    public var mimeTypeIsDefault: Bool
+    package var mimeTypeIsDefault: Bool
     /// The part's disposition.
-    public var disposition: Disposition
+    package var disposition: Disposition
     /// The part's `Content-Transfer-Encoding`, lowercased (`base64`, `quoted-printable`, `7bit`).
-    public var transferEncoding: String
+    package var transferEncoding: String
     /// The envelope of the message being parsed (the outermost one).
-    public var message: MailEnvelope
+    package var message: MailEnvelope
     /// For a part inside a forwarded message (`message/rfc822`), the envelope of the innermost
     /// message holding it; nil for parts of the outer message.
-    public var enclosingMessage: MailEnvelope?
+    package var enclosingMessage: MailEnvelope?
 
     /// Creates an attachment description.
-    public init(
+    package init(
         partPath: String, fileName: String, originalFileName: String?, mimeType: String, disposition: Disposition,
         transferEncoding: String, message: MailEnvelope, enclosingMessage: MailEnvelope?, mimeTypeIsDefault: Bool = false
     ) {

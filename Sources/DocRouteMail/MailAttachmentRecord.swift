@@ -1,19 +1,19 @@
 /// One attachment found in a message, after its last byte.
-public struct MailAttachmentRecord: Sendable, Hashable {
+package struct MailAttachmentRecord: Sendable, Hashable {
     /// What was known when it began.
-    public var info: MailAttachmentInfo
+    package var info: MailAttachmentInfo
     /// Whether the sink wanted its bytes (its answer to ``AttachmentSink/beginAttachment(_:)``).
-    public var wanted: Bool
+    package var wanted: Bool
     /// Decoded size in bytes; 0 when it was not wanted (its bytes were skipped, not decoded).
-    public var size: Int64
+    package var size: Int64
     /// What was wrong with it.
-    public var damage: AttachmentDamage
+    package var damage: AttachmentDamage
     /// For an attached message (a `message/rfc822` part, not encoded), where its bytes are in the
     /// input, as absolute offsets: exactly the message as it was attached. Nil for other attachments.
-    public var byteRange: Range<Int64>?
+    package var byteRange: Range<Int64>?
 
     /// Creates a record.
-    public init(info: MailAttachmentInfo, wanted: Bool, size: Int64, damage: AttachmentDamage, byteRange: Range<Int64>? = nil) {
+    package init(info: MailAttachmentInfo, wanted: Bool, size: Int64, damage: AttachmentDamage, byteRange: Range<Int64>? = nil) {
         self.info = info
         self.wanted = wanted
         self.size = size
@@ -22,5 +22,5 @@ public struct MailAttachmentRecord: Sendable, Hashable {
     }
 
     /// Whether this is an attached message whose bytes the parser located rather than decoded.
-    public var isAttachedMessage: Bool { byteRange != nil }
+    package var isAttachedMessage: Bool { byteRange != nil }
 }

@@ -3,7 +3,7 @@
 /// UTF-8, US-ASCII, the ISO-8859 family, the Windows code pages, KOI8, IBM 866 and Mac Roman are
 /// decoded here from tables (no Foundation, no locale, no files). Multi-byte East Asian charsets are
 /// not known: ``init(label:)`` returns nil for them and callers fall back as ``decodeLeniently(_:label:)`` does.
-public struct MailCharset: Sendable, Hashable {
+package struct MailCharset: Sendable, Hashable {
     enum Kind: Sendable, Hashable {
         case utf8
         /// US-ASCII: 8-bit bytes in it are someone's mistake; they are read as UTF-8 or Windows-1252.
@@ -18,12 +18,12 @@ public struct MailCharset: Sendable, Hashable {
     let kind: Kind
 
     /// The canonical name (`utf-8`, `iso-8859-2`, `windows-1251`, …).
-    public let name: String
+    package let name: String
 
     /// The charset a label names, or nil when it is not one this library decodes. Labels are matched
     /// case-insensitively with the usual aliases (`latin1`, `cp1252`, `iso8859-15`, `utf8`, an RFC 2231
     /// language suffix such as `utf-8*en`).
-    public init?(label: some StringProtocol) {
+    package init?(label: some StringProtocol) {
         var text = String(label).lowercased()
         if let star = text.firstIndex(of: "*") { text = String(text[..<star]) }
         text = text.trimmingASCIIWhitespace()
@@ -40,7 +40,7 @@ public struct MailCharset: Sendable, Hashable {
 
     /// The text `bytes` stand for in this charset, or nil when they are not valid in it (only UTF-8
     /// and UTF-7 can be invalid; table charsets map undefined bytes to U+FFFD).
-    public func decode(_ bytes: some Collection<UInt8>) -> String? {
+    package func decode(_ bytes: some Collection<UInt8>) -> String? {
         switch kind {
         case .utf8:
             return Self.validUTF8(bytes)
@@ -57,13 +57,13 @@ public struct MailCharset: Sendable, Hashable {
 
     /// Text for bytes labelled `label`: decoded in that charset when it is known and the bytes are
     /// valid in it; otherwise UTF-8 if the bytes are valid UTF-8; otherwise Windows-1252. Never fails.
-    public static func decodeLeniently(_ bytes: some Collection<UInt8>, label: some StringProtocol) -> String {
+    package static func decodeLeniently(_ bytes: some Collection<UInt8>, label: some StringProtocol) -> String {
         if let charset = MailCharset(label: label), let text = charset.decode(bytes) { return text }
         return decodeUnlabelled(bytes)
     }
 
     /// Text for bytes with no label (raw 8-bit header text): UTF-8 when valid, otherwise Windows-1252.
-    public static func decodeUnlabelled(_ bytes: some Collection<UInt8>) -> String {
+    package static func decodeUnlabelled(_ bytes: some Collection<UInt8>) -> String {
         validUTF8(bytes) ?? decodeTable(bytes, "windows-1252", keepingUndefined: true)
     }
 

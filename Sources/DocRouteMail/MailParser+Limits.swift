@@ -1,21 +1,21 @@
 extension MailParser {
     /// Bounds that keep one hostile message from costing unbounded memory or time.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// The most bytes of one header section (the message's own, or one part's). Postfix's own
         /// default is 100 KiB; 256 KiB leaves room for long recipient lists. Over it, the message
         /// (its own header) or the part (a part's header) is not read.
-        public var maximumHeaderBytes: Int
+        package var maximumHeaderBytes: Int
         /// The deepest nesting of multiparts and forwarded messages read; deeper parts are skipped.
-        public var maximumDepth: Int
+        package var maximumDepth: Int
         /// The most parts of one message; later parts are skipped.
-        public var maximumParts: Int
+        package var maximumParts: Int
         /// The longest boundary parameter taken (RFC 2046 allows 70).
-        public var maximumBoundaryLength: Int
+        package var maximumBoundaryLength: Int
         /// The most problems listed in a summary.
-        public var maximumProblems: Int
+        package var maximumProblems: Int
 
         /// Creates limits; the defaults suit mail from the open Internet.
-        public init(
+        package init(
             maximumHeaderBytes: Int = 256 * 1024,
             maximumDepth: Int = 32,
             maximumParts: Int = 10_000,

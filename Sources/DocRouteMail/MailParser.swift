@@ -23,9 +23,9 @@ import Musl
 /// ```
 ///
 /// Pure: no files, no clocks, no locale. Not copyable: a copy would share the output buffer.
-public struct MailParser: ~Copyable {
+package struct MailParser: ~Copyable {
     /// The bounds this parser keeps to.
-    public let limits: Limits
+    package let limits: Limits
     let sink: any AttachmentSink
 
     enum Mode {
@@ -98,14 +98,14 @@ public struct MailParser: ~Copyable {
     static let pieceLimit = 64 * 1024
 
     /// A parser that reports attachments to `sink`.
-    public init(sink: some AttachmentSink, limits: Limits = Limits()) {
+    package init(sink: some AttachmentSink, limits: Limits = Limits()) {
         self.sink = sink
         self.limits = limits
     }
 
     /// Parses the next bytes of the message. Rethrows the sink's errors; after one (or after
     /// ``finish()``), the parser ignores further input.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) throws {
         guard !failed, !finished, let base = bytes.baseAddress, bytes.count > 0 else { return }
         chunkBase = byteCount
         byteCount += Int64(bytes.count)
@@ -125,13 +125,13 @@ public struct MailParser: ~Copyable {
     }
 
     /// Parses the next bytes of the message.
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws {
+    package mutating func feed(_ bytes: some Collection<UInt8>) throws {
         let array = Array(bytes)
         try array.withUnsafeBytes { try feed($0) }
     }
 
     /// Ends the input: closes what is open (flagging what was cut short) and returns what was found.
-    public mutating func finish() throws -> MailSummary {
+    package mutating func finish() throws -> MailSummary {
         if !failed, !finished {
             finished = true
             do {

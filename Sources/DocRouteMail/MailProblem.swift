@@ -3,10 +3,10 @@ import DocRouteErrors
 /// Something wrong with a message's structure, found while parsing it. Parsing never stops for
 /// these: what can be read is read, and each problem is listed in the ``MailSummary``. The part
 /// concerned (`2.1`) is its `inputKey`, none for the message itself.
-public typealias MailProblem = DocRouteError<MailProblemCode>
+package typealias MailProblem = DocRouteError<MailProblemCode>
 
 /// Stable codes of ``MailProblem``: tools, tests and logs match on these, never on the message.
-public struct MailProblemCode: ErrorCodeProtocol {
+package struct MailProblemCode: ErrorCodeProtocol {
     private enum Known: String {
         case emptyInput = "empty-input"
         case noHeader = "no-header"
@@ -22,45 +22,45 @@ public struct MailProblemCode: ErrorCodeProtocol {
     private let known: Known
     private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `too-deep`.
-    public var rawValue: String { known.rawValue }
+    package var rawValue: String { known.rawValue }
 
     /// The input was empty.
-    public static let emptyInput = Self(.emptyInput)
+    package static let emptyInput = Self(.emptyInput)
     /// The input does not start with a header field: not a mail.
-    public static let noHeader = Self(.noHeader)
+    package static let noHeader = Self(.noHeader)
     /// A header section was larger than ``MailParser/Limits/maximumHeaderBytes``. For the
     /// message's own header the message cannot be read at all; for a part, the part is skipped.
-    public static let headerTooLarge = Self(.headerTooLarge)
+    package static let headerTooLarge = Self(.headerTooLarge)
     /// Parts nested deeper than ``MailParser/Limits/maximumDepth`` were skipped, unread.
-    public static let tooDeep = Self(.tooDeep)
+    package static let tooDeep = Self(.tooDeep)
     /// More parts than ``MailParser/Limits/maximumParts``; the rest were skipped.
-    public static let tooManyParts = Self(.tooManyParts)
+    package static let tooManyParts = Self(.tooManyParts)
     /// A multipart's closing boundary never came (the input ended, or an outer boundary came first).
-    public static let unterminatedMultipart = Self(.unterminatedMultipart)
+    package static let unterminatedMultipart = Self(.unterminatedMultipart)
     /// A multipart without a usable `boundary` parameter; its body was skipped.
-    public static let missingBoundary = Self(.missingBoundary)
+    package static let missingBoundary = Self(.missingBoundary)
     /// An attachment's base64 was cut short.
-    public static let truncatedEncoding = Self(.truncatedEncoding)
+    package static let truncatedEncoding = Self(.truncatedEncoding)
     /// An attachment's base64 lacked its final `=` padding; every byte was decoded all the same.
-    public static let badPadding = Self(.badPadding)
+    package static let badPadding = Self(.badPadding)
 
     /// `code at part: message`.
-    public static func describe(_ problem: MailProblem) -> String {
+    package static func describe(_ problem: MailProblem) -> String {
         "\(problem.code.rawValue)\(problem.partPath.isEmpty ? "" : " at part \(problem.partPath)"): \(problem.message)"
     }
 }
 
 extension DocRouteError where Code == MailProblemCode {
     /// Creates a problem of the part `partPath` (`2.1`; empty for the message itself).
-    public init(code: Code, partPath: String, message: String, file: String = #fileID, line: Int = #line) {
+    package init(code: Code, partPath: String, message: String, file: String = #fileID, line: Int = #line) {
         self.init(code: code, inputKey: partPath.isEmpty ? nil : partPath, message: message, file: file, line: line)
     }
 
     /// The part concerned (`2.1`), empty for the message itself.
-    public var partPath: String { inputKey ?? "" }
+    package var partPath: String { inputKey ?? "" }
 
     /// Whether the message as a whole cannot be read (rather than one part of it).
-    public var isFatal: Bool {
+    package var isFatal: Bool {
         switch code {
         case .emptyInput, .noHeader: true
         case .headerTooLarge: partPath.isEmpty

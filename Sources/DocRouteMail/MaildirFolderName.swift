@@ -1,14 +1,14 @@
 /// Mailbox names of Maildir++ folders (Courier, Dovecot): a folder `.<name>` at the top of a Maildir
 /// is mailbox `<name>`, `.` separates levels (`.Work.Reports` is `Work.Reports`), and the name is
 /// IMAP's modified UTF-7 (`.&AMk-t&AOk-` is `Été`).
-public enum MaildirFolderName {
+package enum MaildirFolderName {
     /// The mailbox of the root Maildir (its own `new/`, `cur/`, `tmp/`).
-    public static let inbox = "INBOX"
+    package static let inbox = "INBOX"
 
     /// The mailbox name for a top-level folder entry, or nil when the entry is not a Maildir++ folder
     /// (no leading dot, `.`, `..`, only dots). A name that is not valid modified UTF-7 is kept as
     /// written (bytes that are not UTF-8 become U+FFFD): a mailbox must never be lost over its spelling.
-    public static func mailbox(forFolder entry: [UInt8]) -> String? {
+    package static func mailbox(forFolder entry: [UInt8]) -> String? {
         guard entry.count >= 2, entry[0] == 0x2E else { return nil }
         let name = Array(entry.dropFirst())
         guard name.contains(where: { $0 != 0x2E }) else { return nil }
@@ -16,7 +16,7 @@ public enum MaildirFolderName {
     }
 
     /// ``mailbox(forFolder:)`` for a name given as text.
-    public static func mailbox(forFolder entry: String) -> String? {
+    package static func mailbox(forFolder entry: String) -> String? {
         mailbox(forFolder: Array(entry.utf8))
     }
 }

@@ -3,9 +3,9 @@
 ///
 /// IMAP: `&` starts a base64 run of UTF-16BE code units written with `,` instead of `/` and ended by
 /// `-`; `&-` is a literal `&`. `&AOk-t&AOk-` is `été`.
-public enum ModifiedUTF7 {
+package enum ModifiedUTF7 {
     /// Which UTF-7.
-    public enum Variant: Sendable {
+    package enum Variant: Sendable {
         /// RFC 3501 mailbox names.
         case imap
         /// RFC 2152, the `utf-7` charset.
@@ -14,7 +14,7 @@ public enum ModifiedUTF7 {
 
     /// The text of `bytes`, or nil when they are not valid in `variant` (a bad base64 run, a lone
     /// surrogate, leftover bits, an 8-bit byte). Callers keep the raw name then.
-    public static func decode(_ bytes: [UInt8], variant: Variant = .imap) -> String? {
+    package static func decode(_ bytes: [UInt8], variant: Variant = .imap) -> String? {
         let shift: UInt8 = variant == .imap ? 0x26 : 0x2B // & or +
         var text = ""
         var index = 0

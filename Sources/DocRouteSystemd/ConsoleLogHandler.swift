@@ -11,26 +11,26 @@ import Musl
 ///
 /// swift-log's `StreamLogHandler` puts the metadata first, so with long key lists the message
 /// (what a reader looks for) ends up far to the right.
-public struct ConsoleLogHandler: LogHandler {
-    public let label: String
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct ConsoleLogHandler: LogHandler {
+    package let label: String
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
 
-    public init(label: String, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    package init(label: String, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.label = label
         self.logLevel = logLevel
         self.metadataProvider = metadataProvider
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// The line for an event, without its newline: handler metadata, then the provider's, then
     /// the call site's, later ones winning, sorted by key.
-    public func line(for event: LogEvent, at date: Date = Date()) -> String {
+    package func line(for event: LogEvent, at date: Date = Date()) -> String {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
@@ -40,7 +40,7 @@ public struct ConsoleLogHandler: LogHandler {
         return line
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let bytes = Array((line(for: event) + "\n").utf8)
         // One write per line, so lines from several threads never interleave.
         var offset = 0

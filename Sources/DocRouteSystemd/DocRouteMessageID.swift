@@ -8,14 +8,14 @@ import Logging
 ///
 /// Log one by putting its name under the metadata key ``metadataKey``:
 /// `logger.info("delivered", metadata: [DocRouteMessageID.metadataKey: DocRouteMessageID.delivered.metadataValue])`.
-public struct DocRouteMessageID: Hashable, Sendable, CustomStringConvertible {
+package struct DocRouteMessageID: Hashable, Sendable, CustomStringConvertible {
     /// The metadata key whose value names the event.
-    public static let metadataKey = "message-id"
+    package static let metadataKey = "message-id"
 
     /// The short name used as metadata value, e.g. `delivered`.
-    public let name: String
+    package let name: String
     /// The 128-bit id as 32 lowercase hexadecimal digits, as `journalctl --new-id128` prints it.
-    public let id128: String
+    package let id128: String
 
     private init(name: String, id128: String) {
         self.name = name
@@ -23,18 +23,18 @@ public struct DocRouteMessageID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A document was copied into a handler's sandbox and recorded in the ledger.
-    public static let delivered = DocRouteMessageID(name: "delivered", id128: "31669d38d12b455bb3404bef73eefbfa")
+    package static let delivered = DocRouteMessageID(name: "delivered", id128: "31669d38d12b455bb3404bef73eefbfa")
     /// A document no handler claims was moved to the quarantine folder.
-    public static let quarantined = DocRouteMessageID(name: "quarantined", id128: "35aa6a7327534f0192f371f2d4e78602")
+    package static let quarantined = DocRouteMessageID(name: "quarantined", id128: "35aa6a7327534f0192f371f2d4e78602")
     /// A handler subscribed and was sent its `launch` event.
-    public static let handlerLaunched = DocRouteMessageID(
+    package static let handlerLaunched = DocRouteMessageID(
         name: "handler-launched", id128: "be4388ca850546659d3b6865e29c6598")
 
     /// Every docroute message id.
-    public static let all: [DocRouteMessageID] = [.delivered, .quarantined, .handlerLaunched]
+    package static let all: [DocRouteMessageID] = [.delivered, .quarantined, .handlerLaunched]
 
     /// The message id that a metadata value names, by ``name`` or by ``id128``; `nil` for any other.
-    public init?(metadataValue: String) {
+    package init?(metadataValue: String) {
         guard let known = Self.all.first(where: { $0.name == metadataValue || $0.id128 == metadataValue }) else {
             return nil
         }
@@ -42,8 +42,8 @@ public struct DocRouteMessageID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value to log under ``metadataKey``.
-    public var metadataValue: Logger.MetadataValue { .string(name) }
+    package var metadataValue: Logger.MetadataValue { .string(name) }
 
     /// The short name.
-    public var description: String { name }
+    package var description: String { name }
 }

@@ -4,29 +4,29 @@ import Logging
 ///
 /// ``JournalLogHandler`` sends ``assignments`` with `sd_journal_sendv`; building them is pure so the
 /// exact fields can be checked.
-public struct JournalEntry: Hashable, Sendable {
+package struct JournalEntry: Hashable, Sendable {
     /// One `NAME=value` pair.
-    public struct Field: Hashable, Sendable, CustomStringConvertible {
+    package struct Field: Hashable, Sendable, CustomStringConvertible {
         /// The field name.
-        public let name: JournalField
+        package let name: JournalField
         /// The value, any UTF-8 text including line breaks (`sd_journal_sendv` carries them).
-        public let value: String
+        package let value: String
 
         /// A field.
-        public init(name: JournalField, value: String) {
+        package init(name: JournalField, value: String) {
             self.name = name
             self.value = value
         }
 
         /// `NAME=value`.
-        public var description: String { "\(name.name)=\(value)" }
+        package var description: String { "\(name.name)=\(value)" }
     }
 
     /// The fields in the order they are sent: MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, the CODE_
     /// fields, MESSAGE_ID when there is one, the metadata sorted by key, then the logger's fields.
     ///
     /// Two metadata keys that sanitise to the same name both appear; the journal keeps every value.
-    public let fields: [Field]
+    package let fields: [Field]
 
     /// The entry for one log event.
     ///
@@ -37,7 +37,7 @@ public struct JournalEntry: Hashable, Sendable {
     ///   - label: the logger's label, written as `DOCROUTE_LOGGER` when not empty.
     ///   - source: the swift-log source (module), written as `DOCROUTE_SOURCE` when not empty.
     ///   - error: an error attached to the event, written as `DOCROUTE_ERROR`.
-    public init(
+    package init(
         level: Logger.Level,
         message: String,
         metadata: Logger.Metadata = [:],
@@ -74,10 +74,10 @@ public struct JournalEntry: Hashable, Sendable {
     }
 
     /// The `NAME=value` strings handed to `sd_journal_sendv`, one per iovec.
-    public var assignments: [String] { fields.map(\.description) }
+    package var assignments: [String] { fields.map(\.description) }
 
     /// Every value of a field, in order (empty when the entry lacks it).
-    public subscript(field: JournalField) -> [String] {
+    package subscript(field: JournalField) -> [String] {
         fields.filter { $0.name == field }.map(\.value)
     }
 
@@ -85,7 +85,7 @@ public struct JournalEntry: Hashable, Sendable {
     ///
     /// swift-log has seven levels and syslog eight; `trace` and `debug` both map to 7 (debug), and
     /// nothing maps to 0 (emerg) or 1 (alert), which are for the whole system being unusable.
-    public static func priority(for level: Logger.Level) -> Int {
+    package static func priority(for level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7
         case .info: 6

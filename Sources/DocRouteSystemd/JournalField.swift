@@ -3,20 +3,20 @@
 /// journald accepts field names of at most 64 characters from `A`–`Z`, `0`–`9` and `_`, not starting
 /// with `_` (reserved for fields journald itself adds and trusts) or a digit. Anything else is dropped
 /// by journald, so metadata keys are turned into such names by ``init(metadataKey:)``.
-public struct JournalField: Hashable, Sendable, Comparable, CustomStringConvertible {
+package struct JournalField: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The field name, e.g. `DOCROUTE_MAILBOX`.
-    public let name: String
+    package let name: String
 
     /// The longest name journald accepts.
-    public static let maximumNameLength = 64
+    package static let maximumNameLength = 64
 
     /// Prefix for docroute's own fields and for metadata keys that would clash with journald's.
-    public static let docroutePrefix = "DOCROUTE_"
+    package static let docroutePrefix = "DOCROUTE_"
 
     private init(unchecked name: String) { self.name = name }
 
     /// A field with exactly this name, or `nil` when journald would reject it.
-    public init?(validating name: String) {
+    package init?(validating name: String) {
         guard Self.isValid(name) else { return nil }
         self.name = name
     }
@@ -24,36 +24,36 @@ public struct JournalField: Hashable, Sendable, Comparable, CustomStringConverti
     // MARK: Fields journald interprets
 
     /// The human-readable message.
-    public static let message = JournalField(unchecked: "MESSAGE")
+    package static let message = JournalField(unchecked: "MESSAGE")
     /// A 128-bit id naming the kind of event, for `journalctl MESSAGE_ID=…` and the catalog.
-    public static let messageID = JournalField(unchecked: "MESSAGE_ID")
+    package static let messageID = JournalField(unchecked: "MESSAGE_ID")
     /// Syslog priority, 0 (emerg) to 7 (debug).
-    public static let priority = JournalField(unchecked: "PRIORITY")
+    package static let priority = JournalField(unchecked: "PRIORITY")
     /// Source file of the log call.
-    public static let codeFile = JournalField(unchecked: "CODE_FILE")
+    package static let codeFile = JournalField(unchecked: "CODE_FILE")
     /// Source line of the log call.
-    public static let codeLine = JournalField(unchecked: "CODE_LINE")
+    package static let codeLine = JournalField(unchecked: "CODE_LINE")
     /// Function of the log call.
-    public static let codeFunction = JournalField(unchecked: "CODE_FUNC")
+    package static let codeFunction = JournalField(unchecked: "CODE_FUNC")
     /// The program name `journalctl -t` filters by.
-    public static let syslogIdentifier = JournalField(unchecked: "SYSLOG_IDENTIFIER")
+    package static let syslogIdentifier = JournalField(unchecked: "SYSLOG_IDENTIFIER")
 
     // MARK: docroute's fields
 
     /// The bundle identifier of the handler concerned (metadata `bundle-id` or `bundleIdentifier`).
-    public static let docrouteBundleID = JournalField(unchecked: "DOCROUTE_BUNDLE_ID")
+    package static let docrouteBundleID = JournalField(unchecked: "DOCROUTE_BUNDLE_ID")
     /// The delivery concerned (metadata `delivery-id` or `deliveryID`).
-    public static let docrouteDeliveryID = JournalField(unchecked: "DOCROUTE_DELIVERY_ID")
+    package static let docrouteDeliveryID = JournalField(unchecked: "DOCROUTE_DELIVERY_ID")
     /// The mailbox a document arrived in (metadata `mailbox`).
-    public static let docrouteMailbox = JournalField(unchecked: "DOCROUTE_MAILBOX")
+    package static let docrouteMailbox = JournalField(unchecked: "DOCROUTE_MAILBOX")
     /// The file concerned (metadata `path`).
-    public static let docroutePath = JournalField(unchecked: "DOCROUTE_PATH")
+    package static let docroutePath = JournalField(unchecked: "DOCROUTE_PATH")
     /// The swift-log label of the logger.
-    public static let docrouteLogger = JournalField(unchecked: "DOCROUTE_LOGGER")
+    package static let docrouteLogger = JournalField(unchecked: "DOCROUTE_LOGGER")
     /// The swift-log source (module) of the log call.
-    public static let docrouteSource = JournalField(unchecked: "DOCROUTE_SOURCE")
+    package static let docrouteSource = JournalField(unchecked: "DOCROUTE_SOURCE")
     /// The error attached to the log event, as text.
-    public static let docrouteError = JournalField(unchecked: "DOCROUTE_ERROR")
+    package static let docrouteError = JournalField(unchecked: "DOCROUTE_ERROR")
 
     /// Sanitised metadata keys that mean one of docroute's own fields.
     static let docrouteAliases: [String: JournalField] = [
@@ -79,7 +79,7 @@ public struct JournalField: Hashable, Sendable, Comparable, CustomStringConverti
     /// A name that would clash with one journald interprets (`message` → `MESSAGE`), that starts
     /// with a digit, or that is empty is put under `DOCROUTE_` instead, so no metadata can forge a
     /// priority or message. Names are cut to 64 characters.
-    public init(metadataKey: String) {
+    package init(metadataKey: String) {
         let sanitised = Self.sanitise(metadataKey)
         if let alias = Self.docrouteAliases[sanitised] {
             self = alias
@@ -94,7 +94,7 @@ public struct JournalField: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     /// Whether journald accepts `name` as a field name sent by a client.
-    public static func isValid(_ name: String) -> Bool {
+    package static func isValid(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= maximumNameLength else { return false }
         guard first != UInt8(ascii: "_"), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
             return false
@@ -128,10 +128,10 @@ public struct JournalField: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     /// The field name.
-    public var description: String { name }
+    package var description: String { name }
 
     /// Orders by name.
-    public static func < (lhs: JournalField, rhs: JournalField) -> Bool { lhs.name < rhs.name }
+    package static func < (lhs: JournalField, rhs: JournalField) -> Bool { lhs.name < rhs.name }
 }
 
 extension Character {

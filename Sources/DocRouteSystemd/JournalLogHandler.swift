@@ -10,23 +10,23 @@ import Musl
 ///
 /// Each metadata key becomes its own journal field (see ``JournalField/init(metadataKey:)``), so an
 /// admin can ask `journalctl -u docroute DOCROUTE_BUNDLE_ID=com.sunsetlakesoftware.molecules`.
-public struct JournalLogHandler: LogHandler {
+package struct JournalLogHandler: LogHandler {
     /// The logger's label, written as `DOCROUTE_LOGGER`.
-    public let label: String
+    package let label: String
     /// The `SYSLOG_IDENTIFIER` of every entry, what `journalctl -t` selects.
-    public var syslogIdentifier: String
+    package var syslogIdentifier: String
     /// The lowest level this handler is asked to write.
-    public var logLevel: Logger.Level
+    package var logLevel: Logger.Level
     /// Metadata added to every entry.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
     /// Contextual metadata (task locals and the like) read at each log call.
-    public var metadataProvider: Logger.MetadataProvider?
+    package var metadataProvider: Logger.MetadataProvider?
 
     /// The default `SYSLOG_IDENTIFIER`.
-    public static let defaultSyslogIdentifier = "docrouted"
+    package static let defaultSyslogIdentifier = "docrouted"
 
     /// A handler for one logger.
-    public init(
+    package init(
         label: String,
         syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
         logLevel: Logger.Level = .info,
@@ -39,14 +39,14 @@ public struct JournalLogHandler: LogHandler {
     }
 
     /// Reads or writes one metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// The entry this handler would write for an event: handler metadata, then the provider's, then
     /// the call site's, later ones winning.
-    public func entry(for event: LogEvent) -> JournalEntry {
+    package func entry(for event: LogEvent) -> JournalEntry {
         var merged = metadata
         if let provided = metadataProvider?.get() {
             merged.merge(provided) { _, new in new }
@@ -69,7 +69,7 @@ public struct JournalLogHandler: LogHandler {
     }
 
     /// Writes the event to the journal.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let entry = entry(for: event)
         let result = Self.send(entry)
         if result < 0 {
@@ -84,7 +84,7 @@ public struct JournalLogHandler: LogHandler {
     /// Sends an entry with `sd_journal_sendv`, one iovec per field.
     /// - Returns: 0 on success or `-errno` as libsystemd reports it.
     @discardableResult
-    public static func send(_ entry: JournalEntry) -> CInt {
+    package static func send(_ entry: JournalEntry) -> CInt {
         let assignments = entry.assignments.map { Array($0.utf8) }
         let total = assignments.reduce(0) { $0 + $1.count }
         // One buffer for all fields keeps every iovec's pointer valid for the whole call.

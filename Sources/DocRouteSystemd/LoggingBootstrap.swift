@@ -11,16 +11,16 @@ import Musl
 /// ```swift
 /// LoggingBootstrap.choose(forceJournal: options.journal).bootstrap()
 /// ```
-public struct LoggingBootstrap: Sendable {
+package struct LoggingBootstrap: Sendable {
     /// Where log entries go.
-    public enum Destination: Hashable, Sendable, CustomStringConvertible {
+    package enum Destination: Hashable, Sendable, CustomStringConvertible {
         /// Structured entries through ``JournalLogHandler``.
         case journal
         /// Text lines through ``ConsoleLogHandler`` on standard error.
         case standardError
 
         /// `journal` or `stderr`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .journal: "journal"
             case .standardError: "stderr"
@@ -29,20 +29,20 @@ public struct LoggingBootstrap: Sendable {
     }
 
     /// The device and inode of an open file, as `JOURNAL_STREAM` names them.
-    public struct StreamIdentity: Hashable, Sendable, CustomStringConvertible {
+    package struct StreamIdentity: Hashable, Sendable, CustomStringConvertible {
         /// `st_dev`.
-        public let device: UInt64
+        package let device: UInt64
         /// `st_ino`.
-        public let inode: UInt64
+        package let inode: UInt64
 
         /// An identity.
-        public init(device: UInt64, inode: UInt64) {
+        package init(device: UInt64, inode: UInt64) {
             self.device = device
             self.inode = inode
         }
 
         /// Parses `JOURNAL_STREAM`'s `DEVICE:INODE` (both decimal); `nil` when malformed.
-        public init?(journalStream: String) {
+        package init?(journalStream: String) {
             let parts = journalStream.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else {
                 return nil
@@ -51,25 +51,25 @@ public struct LoggingBootstrap: Sendable {
         }
 
         /// The identity of an open descriptor, or `nil` when `fstat` fails (e.g. it is closed).
-        public init?(fileDescriptor: CInt) {
+        package init?(fileDescriptor: CInt) {
             var info = stat()
             guard fstat(fileDescriptor, &info) == 0 else { return nil }
             self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
 
         /// `DEVICE:INODE`.
-        public var description: String { "\(device):\(inode)" }
+        package var description: String { "\(device):\(inode)" }
     }
 
     /// Where this bootstrap sends logs.
-    public let destination: Destination
+    package let destination: Destination
     /// The `SYSLOG_IDENTIFIER` journal entries carry.
-    public let syslogIdentifier: String
+    package let syslogIdentifier: String
     /// The level every new logger starts at.
-    public let logLevel: Logger.Level
+    package let logLevel: Logger.Level
 
     /// A bootstrap with an explicit destination.
-    public init(
+    package init(
         destination: Destination,
         syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
         logLevel: Logger.Level = .info
@@ -83,7 +83,7 @@ public struct LoggingBootstrap: Sendable {
     ///
     /// - Parameter forceJournal: write to the journal even when stderr is not connected to it
     ///   (e.g. `docrouted --log-journal` started from a shell).
-    public static func choose(
+    package static func choose(
         forceJournal: Bool = false,
         syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
         logLevel: Logger.Level = .info
@@ -102,7 +102,7 @@ public struct LoggingBootstrap: Sendable {
     /// systemd sets `JOURNAL_STREAM` for a service whose stderr goes to the journal; a process that
     /// inherited the variable but had stderr redirected (a child run with `2>file`) must not take it
     /// for granted, so the device and inode must match stderr's, as systemd.exec(5) advises.
-    public static func destination(
+    package static func destination(
         journalStream: String?,
         standardError: StreamIdentity?,
         forceJournal: Bool
@@ -115,7 +115,7 @@ public struct LoggingBootstrap: Sendable {
     }
 
     /// A handler for a logger with this label, at ``logLevel``.
-    public func makeLogHandler(
+    package func makeLogHandler(
         label: String,
         metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
     ) -> any LogHandler {
@@ -132,7 +132,7 @@ public struct LoggingBootstrap: Sendable {
 
     /// Installs this choice as the process's logging backend (`LoggingSystem.bootstrap`; once per
     /// process).
-    public func bootstrap(metadataProvider: Logger.MetadataProvider? = nil) {
+    package func bootstrap(metadataProvider: Logger.MetadataProvider? = nil) {
         let chosen = self
         LoggingSystem.bootstrap(
             { label, provider in chosen.makeLogHandler(label: label, metadataProvider: provider) },

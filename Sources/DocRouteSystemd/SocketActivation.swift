@@ -11,20 +11,20 @@ import SystemPackage
 /// Reading them clears `LISTEN_PID`, `LISTEN_FDS` and `LISTEN_FDNAMES` from the environment so that
 /// handlers the daemon launches later do not believe the sockets are theirs; the descriptors
 /// themselves are close-on-exec. Read them once, early, and keep this value.
-public struct SocketActivation: Sendable {
+package struct SocketActivation: Sendable {
     /// The `FileDescriptorName=` that `docroute.socket` gives its listening socket.
-    public static let docrouteSocketName = "docroute"
+    package static let docrouteSocketName = "docroute"
 
     /// Every descriptor passed to this process, in order; empty when not socket-activated.
-    public let descriptors: [ListenedDescriptor]
+    package let descriptors: [ListenedDescriptor]
 
     /// Takes the passed descriptors from the environment (see ``listenedDescriptors()``).
-    public init() throws(SystemdError) {
+    package init() throws(SystemdError) {
         self.descriptors = try Self.listenedDescriptors()
     }
 
     /// Wraps descriptors obtained elsewhere.
-    public init(descriptors: [ListenedDescriptor]) {
+    package init(descriptors: [ListenedDescriptor]) {
         self.descriptors = descriptors
     }
 
@@ -33,7 +33,7 @@ public struct SocketActivation: Sendable {
     ///
     /// Returns an empty list when the process was not socket-activated (or the variables name
     /// another process), so a daemon can fall back to binding its socket itself.
-    public static func listenedDescriptors() throws(SystemdError) -> [ListenedDescriptor] {
+    package static func listenedDescriptors() throws(SystemdError) -> [ListenedDescriptor] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
         let count = sd_listen_fds_with_names(1, &names)
         defer {
@@ -61,7 +61,7 @@ public struct SocketActivation: Sendable {
     ///
     /// - Throws: ``SystemdError/Code/notAUnixStreamListener`` when the descriptor is something else,
     ///   e.g. a datagram socket or a TCP port from a misedited socket unit.
-    public func descriptor(named name: String = SocketActivation.docrouteSocketName) throws(SystemdError) -> CInt? {
+    package func descriptor(named name: String = SocketActivation.docrouteSocketName) throws(SystemdError) -> CInt? {
         guard let passed = descriptors.first(where: { $0.name == name }) else { return nil }
         try Self.requireListeningUnixStreamSocket(passed)
         return passed.fileDescriptor

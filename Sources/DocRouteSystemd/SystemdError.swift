@@ -11,10 +11,10 @@ import SystemPackage
 /// Like swift-system's and swift-nio's errors it carries a stable ``code`` to match on, a ``message``
 /// that tells an operator what to do, the `errno` that libsystemd reported as its `cause` (an
 /// `Errno`) when there was one, and the source location that raised it.
-public typealias SystemdError = DocRouteError<SystemdErrorCode>
+package typealias SystemdError = DocRouteError<SystemdErrorCode>
 
 /// A stable identifier of what went wrong in the libsystemd binding; match on this, never on the message.
-public struct SystemdErrorCode: ErrorCodeProtocol {
+package struct SystemdErrorCode: ErrorCodeProtocol {
     private enum Known: String {
         case notifyFailed = "notify-failed"
         case socketActivationFailed = "socket-activation-failed"
@@ -25,19 +25,19 @@ public struct SystemdErrorCode: ErrorCodeProtocol {
     private let known: Known
     private init(_ known: Known) { self.known = known }
     /// The identifier as text, e.g. `"notify-failed"`.
-    public var rawValue: String { known.rawValue }
+    package var rawValue: String { known.rawValue }
 
     /// `sd_notify` could not deliver a state change to the service manager.
-    public static let notifyFailed = Self(.notifyFailed)
+    package static let notifyFailed = Self(.notifyFailed)
     /// `sd_listen_fds_with_names` rejected the `LISTEN_*` variables the process was started with.
-    public static let socketActivationFailed = Self(.socketActivationFailed)
+    package static let socketActivationFailed = Self(.socketActivationFailed)
     /// A passed descriptor is not a listening `AF_UNIX` stream socket.
-    public static let notAUnixStreamListener = Self(.notAUnixStreamListener)
+    package static let notAUnixStreamListener = Self(.notAUnixStreamListener)
     /// Checking what kind of socket a passed descriptor is failed.
-    public static let socketInspectionFailed = Self(.socketInspectionFailed)
+    package static let socketInspectionFailed = Self(.socketInspectionFailed)
 
     /// `[code] message (errno text) (caused by …) at file:line`.
-    public static func describe(_ error: SystemdError) -> String {
+    package static func describe(_ error: SystemdError) -> String {
         var text = "[\(error.code)] \(error.message)"
         if let errno = error.cause as? Errno {
             text += " (\(describe(errno: errno.rawValue)))"
@@ -56,5 +56,5 @@ public struct SystemdErrorCode: ErrorCodeProtocol {
 
 extension DocRouteError where Code == SystemdErrorCode {
     /// The positive `errno` value libsystemd returned (it reports `-errno`), if any.
-    public var errno: CInt? { (cause as? Errno)?.rawValue }
+    package var errno: CInt? { (cause as? Errno)?.rawValue }
 }

@@ -12,19 +12,19 @@ import SystemPackage
 /// test, under `Type=simple`), so a daemon can call it unconditionally. The environment is left in
 /// place because a service notifies many times over its life; with systemd's default
 /// `NotifyAccess=main`, anything the daemon starts cannot speak for it anyway.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
     /// A notifier for the current process.
-    public init() {}
+    package init() {}
 
     /// Whether a service manager is listening, i.e. `NOTIFY_SOCKET` is set.
-    public var isEnabled: Bool {
+    package var isEnabled: Bool {
         guard let socket = getenv("NOTIFY_SOCKET") else { return false }
         return socket.pointee != 0
     }
 
     /// How often to send ``watchdogPing()``: half of `WATCHDOG_USEC`, as `sd_watchdog_enabled(3)`
     /// advises, or `nil` when the watchdog is off for this process.
-    public var watchdogInterval: Duration? {
+    package var watchdogInterval: Duration? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         return .microseconds(Int64(clamping: microseconds / 2))
@@ -33,7 +33,7 @@ public struct SystemdNotifier: Sendable {
     /// Start-up is complete: sends `READY=1`.
     /// - Returns: whether a message was sent (`false` without `NOTIFY_SOCKET`).
     @discardableResult
-    public func ready() throws(SystemdError) -> Bool {
+    package func ready() throws(SystemdError) -> Bool {
         try send(.ready)
     }
 
@@ -42,42 +42,42 @@ public struct SystemdNotifier: Sendable {
     /// Follow it with ``ready()`` once the reload is done.
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func reloading() throws(SystemdError) -> Bool {
+    package func reloading() throws(SystemdError) -> Bool {
         try send(.reloading(monotonicMicroseconds: Self.monotonicMicroseconds()))
     }
 
     /// Shutdown has begun: sends `STOPPING=1`.
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func stopping() throws(SystemdError) -> Bool {
+    package func stopping() throws(SystemdError) -> Bool {
         try send(.stopping)
     }
 
     /// Sets the one-line status that `systemctl status` shows: sends `STATUS=…`.
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func status(_ text: String) throws(SystemdError) -> Bool {
+    package func status(_ text: String) throws(SystemdError) -> Bool {
         try send(.status(text))
     }
 
     /// Keeps the watchdog from firing: sends `WATCHDOG=1`. Call it every ``watchdogInterval``.
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func watchdogPing() throws(SystemdError) -> Bool {
+    package func watchdogPing() throws(SystemdError) -> Bool {
         try send(.watchdogPing)
     }
 
     /// Asks for more time for the start, reload or stop under way: sends `EXTEND_TIMEOUT_USEC=…`.
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func extendTimeout(microseconds: UInt64) throws(SystemdError) -> Bool {
+    package func extendTimeout(microseconds: UInt64) throws(SystemdError) -> Bool {
         try send(.extendTimeout(microseconds: microseconds))
     }
 
     /// Asks for more time for the start, reload or stop under way (rounded down to microseconds).
     /// - Returns: whether a message was sent.
     @discardableResult
-    public func extendTimeout(by duration: Duration) throws(SystemdError) -> Bool {
+    package func extendTimeout(by duration: Duration) throws(SystemdError) -> Bool {
         let (seconds, attoseconds) = duration.components
         let microseconds = max(0, seconds) &* 1_000_000 &+ max(0, attoseconds) / 1_000_000_000_000
         return try extendTimeout(microseconds: UInt64(clamping: microseconds))
@@ -86,7 +86,7 @@ public struct SystemdNotifier: Sendable {
     /// Sends any state change.
     /// - Returns: whether a message was sent (`false` without `NOTIFY_SOCKET`).
     @discardableResult
-    public func send(_ change: ServiceStateChange) throws(SystemdError) -> Bool {
+    package func send(_ change: ServiceStateChange) throws(SystemdError) -> Bool {
         // sd_notify is not variadic (unlike sd_notifyf), so Swift formats the text and passes it whole.
         let result = sd_notify(0, change.text)
         if result < 0 {
