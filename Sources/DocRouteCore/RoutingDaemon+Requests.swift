@@ -2,9 +2,10 @@ import DocRouteHandlers
 import DocRouteProtocol
 import DocRouteTypes
 import Foundation
+import Synchronization
 
 extension RoutingDaemon: RequestResponder {
-    public func respond(to message: ClientMessage, from connection: ClientConnection) async {
+    public nonisolated func respond(to message: ClientMessage, from connection: ClientConnection) async {
         // Acknowledgements are written in the background; any other request first waits for them,
         // so what it reads (status counts, what a subscription is owed) already counts them.
         if case .ack = message {} else { await dispatcher.acknowledgementsWritten() }
@@ -16,7 +17,7 @@ extension RoutingDaemon: RequestResponder {
                 connection.send(.error(id: id, code: .unsupportedProtocol, message: "protocol \(version) is not spoken here; docrouted speaks protocol 1"))
             }
         case .subscribe(let id, let bundleIdentifier):
-            let registry = routing.withLockedValue { $0.registry }
+            let registry = routing.snapshot.registry
             guard let handler = registry.handler(for: bundleIdentifier) else {
                 connection.send(.error(id: id, code: .unknownHandler, message: "no registered handler is '\(bundleIdentifier)'"))
                 return
@@ -40,11 +41,11 @@ extension RoutingDaemon: RequestResponder {
         case .openDescriptor(let id, let name, let mailbox, let bundleIdentifier):
             await open(.descriptor(name: name), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
         case .candidates(let id, let url):
-            candidates(for: .url(url), id: id, connection: connection)
+            await candidates(for: .url(url), id: id, connection: connection)
         case .candidatesDescriptor(let id, let name):
-            candidates(for: .descriptor(name: name), id: id, connection: connection)
+            await candidates(for: .descriptor(name: name), id: id, connection: connection)
         case .status(let id):
-            guard administrators.withLockedValue({ $0 }).admits(connection.credentials) else {
+            guard administrators.withLock({ $0 }).admits(connection.credentials) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "status is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
                 return
             }
@@ -52,12 +53,12 @@ extension RoutingDaemon: RequestResponder {
         }
     }
 
-    public func connectionClosed(_ connection: ClientConnection) async {
+    public nonisolated func connectionClosed(_ connection: ClientConnection) async {
         await dispatcher.disconnected(connection)
     }
 
-    func status(id: String?) async -> DaemonMessage {
-        let registry = routing.withLockedValue { $0.registry }
+    nonisolated func status(id: String?) async -> DaemonMessage {
+        let registry = routing.snapshot.registry
         var handlers: [HandlerStatus] = []
         for handler in registry.handlers {
             // An indexed count (delivery_handler_state); everything else comes from memory.
@@ -82,7 +83,7 @@ extension RoutingDaemon: RequestResponder {
         extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
         extra["daemon"] = .string(Self.version)
         // What `docroutectl default set` waits for: the defaults the daemon routes with now.
-        let defaults = routing.withLockedValue { $0.defaults }
+        let defaults = routing.snapshot.defaults
         extra["adminDefaults"] = .object([
             "types": .object(defaults.types.mapValues { .string($0) }),
             "schemes": .object(defaults.schemes.mapValues { .string($0) }),

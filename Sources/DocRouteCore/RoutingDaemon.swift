@@ -4,16 +4,47 @@ import DocRouteSystemd
 import DocRouteTypes
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// docrouted's working core: watches the inboxes, types and routes each arrival, has it delivered
 /// durably, and serves handlers on the socket.
 ///
-/// States: `idle` → ``start()`` (recover the ledger, load handlers, listen, watch and scan; then
-/// READY) → `running` → ``shutdown()`` (stop accepting, finish the batch in hand) → `stopped`.
-public final class RoutingDaemon: Sendable {
+/// States: `initial` → ``start(listeningOn:descriptorEndpoint:)`` (recover the ledger, load
+/// handlers, listen, watch and scan; then READY) → `running` → ``shutdown()`` (stop accepting,
+/// finish the batch in hand) → `shuttingDown` → `finished`. The lifecycle calls are the actor's;
+/// requests (``respond(to:from:)``) are answered concurrently, from the snapshots below.
+public actor RoutingDaemon {
+    enum State {
+        case initial
+        case running(Servers)
+        case shuttingDown
+        case finished
+    }
+
+    /// The sockets the daemon serves while running.
+    struct Servers {
+        var server: SocketServer
+        /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
+        var descriptorServer: DescriptorSocketServer?
+    }
+
+    /// The current ``Routing``, replaced whole on reload; shared with intake and the dispatcher.
+    final class RoutingTable: Sendable {
+        private let current: Mutex<Routing>
+
+        init(_ routing: Routing) {
+            current = Mutex(routing)
+        }
+
+        var snapshot: Routing { current.withLock { $0 } }
+
+        func replace(with routing: Routing) {
+            current.withLock { $0 = routing }
+        }
+    }
+
     /// The handler registry and what depends on it, swapped whole on reload: a document already in
     /// intake finishes with the snapshot it started with.
     struct Routing: Sendable {
@@ -24,31 +55,33 @@ public final class RoutingDaemon: Sendable {
         var defaults: AdminDefaults
     }
 
-    public let configuration: DaemonConfiguration
-    let logger: Logger
-    let backend: any DeliveryBackend
-    let notifier: SystemdNotifier?
-    let group: MultiThreadedEventLoopGroup
-    let mimeDatabase: MIMEDatabase
+    public nonisolated let configuration: DaemonConfiguration
+    nonisolated let logger: Logger
+    nonisolated let backend: any DeliveryBackend
+    nonisolated let notifier: SystemdNotifier?
+    nonisolated let group: MultiThreadedEventLoopGroup
+    nonisolated let mimeDatabase: MIMEDatabase
     /// Which MIME database, and why (``MIMEDatabaseChoice``).
-    let mimeExplanation: String
-    let routing: NIOLockedValueBox<Routing>
-    let intake: IntakePipeline
-    public let dispatcher: HandlerDispatcher
-    let launcher: HandlerLauncher
+    nonisolated let mimeExplanation: String
+    nonisolated let routing: RoutingTable
+    nonisolated let intake: IntakePipeline
+    public nonisolated let dispatcher: HandlerDispatcher
+    nonisolated let launcher: HandlerLauncher
     /// Counts for `status` and the metrics.
-    public let activity: DaemonActivity
-    let watcher: InboxWatcher
+    public nonisolated let activity: DaemonActivity
+    nonisolated let watcher: InboxWatcher
     /// Watches the handlers directory: a manifest added, changed, renamed or removed reloads.
-    let manifestWatcher: InboxWatcher
-    let server: NIOLockedValueBox<SocketServer?> = .init(nil)
-    /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
-    let descriptorServer: NIOLockedValueBox<DescriptorSocketServer?> = .init(nil)
+    nonisolated let manifestWatcher: InboxWatcher
+    var state = State.initial
+    /// The descriptor socket's path once it listens, for `welcome` (answered outside the actor).
+    nonisolated let descriptorSocketPath = Mutex<String?>(nil)
     /// `admin_group`, resolved at start and on every reload.
-    let administrators: NIOLockedValueBox<AdministratorGroup>
+    nonisolated let administrators: Mutex<AdministratorGroup>
     /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload: they may
     /// use the connections kept for handlers.
-    let handlerUIDs: NIOLockedValueBox<Set<UInt32>>
+    nonisolated let handlerUIDs: Mutex<Set<UInt32>>
+    /// Manifest and defaults changes seen and not yet reloaded (``reloadOnManifestChanges()``).
+    nonisolated let requestedReloads = Mutex<(count: Int, reasons: Set<String>)>((0, []))
     static let version = "docrouted/0.1.0"
 
     public init(configuration: DaemonConfiguration, backend: any DeliveryBackend, notifier: SystemdNotifier?, logger: Logger) throws {
@@ -68,18 +101,18 @@ public final class RoutingDaemon: Sendable {
         }
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
         let defaults = Self.loadDefaults(configuration, logger: logger)
-        self.routing = NIOLockedValueBox(Routing(
+        self.routing = RoutingTable(Routing(
             registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults))
-        self.administrators = NIOLockedValueBox(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
-        self.handlerUIDs = NIOLockedValueBox(Self.uids(of: registry))
+        self.administrators = Mutex(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
+        self.handlerUIDs = Mutex(Self.uids(of: registry))
         let activity = DaemonActivity(configuration: configuration, logger: logger)
         self.activity = activity
         let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
-            guard let handler = routingBox.withLockedValue({ $0.registry.handler(for: bundle) }) else { return }
+            guard let handler = routingBox.snapshot.registry.handler(for: bundle) else { return }
             Task { await launcher.launchIfNeeded(handler) }
         }
         self.watcher = try InboxWatcher(logger: logger)
@@ -92,6 +125,9 @@ public final class RoutingDaemon: Sendable {
     /// `descriptorEndpoint` is the descriptor socket (systemd's second socket); nil binds it
     /// beside the main socket (``DescriptorSocketServer/path(besides:)``).
     public func start(listeningOn endpoint: SocketServer.Endpoint, descriptorEndpoint: SocketServer.Endpoint? = nil) async throws {
+        guard case .initial = state else {
+            throw LifecycleError(message: "docrouted's core was started already (it is \(stateName)); it starts once")
+        }
         for (directory, key) in [(configuration.stateDirectory, "state_directory"), (configuration.containersDirectory, "containers_directory"),
                                  (configuration.quarantineDirectory, "quarantine_directory")] {
             if try DaemonFolder.create(directory, what: key) {
@@ -113,10 +149,10 @@ public final class RoutingDaemon: Sendable {
         } catch {
             logger.warning("the administrator's defaults will be reloaded on SIGHUP only: \(error)")
         }
-        await intake.start(routing: { [routing] in routing.withLockedValue { $0 } }, dispatcher: dispatcher)
+        await intake.start(routing: { [routing] in routing.snapshot }, dispatcher: dispatcher)
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
-                                  isHandlerUser: { [handlerUIDs] uid in handlerUIDs.withLockedValue { $0.contains(uid) } }, logger: logger)
+                                  isHandlerUser: { [self] uid in handlerUIDs.withLock { $0.contains(uid) } }, logger: logger)
         do {
             try await server.start(endpoint)
         } catch {
@@ -128,11 +164,10 @@ public final class RoutingDaemon: Sendable {
                 or let systemd pass it (docroute.socket)
                 """)
         }
-        self.server.withLockedValue { $0 = server }
-        startDescriptorServer(descriptorEndpoint)
+        state = .running(Servers(server: server, descriptorServer: startDescriptorServer(descriptorEndpoint)))
         _ = try? notifier?.ready()
         await refreshStatus()
-        let registry = routing.withLockedValue { $0.registry }
+        let registry = routing.snapshot.registry
         logger.info("docrouted ready", metadata: [
             "socket": "\(configuration.socket)", "handlers": "\(registry.handlers.count)",
             "inboxes": "\(configuration.inboxes.map(\.path))", "mime-database": "\(mimeDatabase.source)",
@@ -145,18 +180,19 @@ public final class RoutingDaemon: Sendable {
     }
 
     /// Reloads the handlers directory and the administrator's defaults (SIGHUP, or a change of
-    /// either seen by the watcher; `reason` says which, for the log).
-    public func reload(reason: String = "SIGHUP") async {
+    /// either seen by the watcher; `reason` says which, for the log). Only a running daemon reloads.
+    public func reload(reason: String = "SIGHUP") async throws {
+        guard case .running = state else {
+            throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
+        }
         _ = try? notifier?.reloading()
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
         let defaults = Self.loadDefaults(configuration, logger: logger)
         let administrators = AdministratorGroup.resolve(configuration.adminGroup, logger: logger)
-        self.administrators.withLockedValue { $0 = administrators }
-        handlerUIDs.withLockedValue { $0 = Self.uids(of: registry) }
-        routing.withLockedValue {
-            $0 = Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
-                         engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults)
-        }
+        self.administrators.withLock { $0 = administrators }
+        handlerUIDs.withLock { $0 = Self.uids(of: registry) }
+        routing.replace(with: Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
+                                      engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults))
         logger.info("handlers and defaults reloaded (\(reason))", metadata: [
             "handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)",
             "defaults": "\(defaults.types.count + defaults.schemes.count)",
@@ -166,7 +202,11 @@ public final class RoutingDaemon: Sendable {
     }
 
     /// Runs until cancelled: the intake loop, and the watchdog pings from the path that does the work.
-    public func run() async {
+    /// Only a started daemon runs.
+    public func run() async throws {
+        guard case .running = state else {
+            throw LifecycleError(message: "docrouted is \(stateName): start it before running it")
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
@@ -183,11 +223,14 @@ public final class RoutingDaemon: Sendable {
         }
     }
 
-    /// Stops accepting, lets the batch in hand finish, closes everything.
+    /// Stops accepting, lets the batch in hand finish, closes everything. A daemon that never
+    /// started, or is shutting down already, has nothing to stop.
     public func shutdown() async {
+        guard case .running(let servers) = state else { return }
+        state = .shuttingDown
         _ = try? notifier?.stopping()
-        await server.withLockedValue { $0 }?.stop()
-        descriptorServer.withLockedValue { $0 }?.stop()
+        await servers.server.stop()
+        servers.descriptorServer?.stop()
         await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()
@@ -196,7 +239,20 @@ public final class RoutingDaemon: Sendable {
         await manifestWatcher.stop()
         await launcher.terminateAll()
         await activity.flush()
+        // Connections still open (subscribed handlers) end here, before their event loop does.
+        await servers.server.closeConnections()
         try? await group.shutdownGracefully()
+        state = .finished
+    }
+
+    /// The state's name, for errors.
+    var stateName: String {
+        switch state {
+        case .initial: "not started"
+        case .running: "running"
+        case .shuttingDown: "shutting down"
+        case .finished: "stopped"
+        }
     }
 
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.
@@ -219,25 +275,28 @@ public final class RoutingDaemon: Sendable {
     func reloadOnManifestChanges() async {
         // Each event bumps `requested`; the reloader sleeps 200 ms, then takes everything asked
         // for so far in one reload, so events seen meanwhile cost nothing more.
-        let requested = NIOLockedValueBox<(count: Int, reasons: Set<String>)>((0, []))
         let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var done = 0
                 for await _ in wakeups {
                     try? await Task.sleep(for: .milliseconds(200))
-                    let (count, reasons) = requested.withLockedValue { state in
+                    let (count, reasons) = self.requestedReloads.withLock { state in
                         defer { state.reasons = [] }
                         return state
                     }
                     guard count > done else { continue }
                     done = count
-                    await self.reload(reason: reasons.sorted().joined(separator: ", "))
+                    do {
+                        try await self.reload(reason: reasons.sorted().joined(separator: ", "))
+                    } catch {
+                        self.logger.notice("handlers not reloaded: \(error)")
+                    }
                 }
             }
             for await event in manifestWatcher.events {
                 guard let reason = Self.reloadReason(event) else { continue }
-                requested.withLockedValue {
+                requestedReloads.withLock {
                     $0.count += 1
                     $0.reasons.insert(reason)
                 }
@@ -289,7 +348,7 @@ public final class RoutingDaemon: Sendable {
 
     func refreshStatus() async {
         guard let notifier, notifier.isEnabled else { return }
-        let registry = routing.withLockedValue { $0.registry }
+        let registry = routing.snapshot.registry
         var subscribed = 0
         var pending = 0
         for handler in registry.handlers {
