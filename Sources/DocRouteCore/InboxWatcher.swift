@@ -1,8 +1,8 @@
 import CDocRouteShim
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,8 +56,8 @@ public final class InboxWatcher: Sendable {
     }
 
     let descriptor: Int32
-    let folders = NIOLockedValueBox<[Int32: WatchedFolder]>([:])
-    let channel: NIOLockedValueBox<(any Channel)?> = .init(nil)
+    let folders = Mutex<[Int32: WatchedFolder]>([:])
+    let channel: Mutex<(any Channel)?> = .init(nil)
     let logger: Logger
     /// Events in kernel order.
     public let events: AsyncStream<Event>
@@ -90,7 +90,7 @@ public final class InboxWatcher: Sendable {
             }
             .takingOwnershipOfDescriptor(input: descriptor)
             .get()
-        self.channel.withLockedValue { $0 = channel }
+        self.channel.withLock { $0 = channel }
     }
 
     /// Adds a watch; events for it carry `folder`. Watching the same inode twice replaces the folder.
@@ -98,18 +98,18 @@ public final class InboxWatcher: Sendable {
     public func watch(_ folder: WatchedFolder) throws -> Int32 {
         let wd = inotify_add_watch(descriptor, folder.path, mask)
         guard wd >= 0 else { throw WatchError(path: folder.path, errno: errno) }
-        folders.withLockedValue { $0[wd] = folder }
+        folders.withLock { $0[wd] = folder }
         return wd
     }
 
     /// The folders being watched now.
     public var watchedFolders: [WatchedFolder] {
-        folders.withLockedValue { Array($0.values) }
+        folders.withLock { Array($0.values) }
     }
 
     /// Stops reading and ends ``events``.
     public func stop() async {
-        let channel = self.channel.withLockedValue { $0 }
+        let channel = self.channel.withLock { $0 }
         try? await channel?.close()
         continuation.finish()
     }
@@ -121,11 +121,11 @@ public final class InboxWatcher: Sendable {
                 continuation.yield(.overflow)
                 continue
             }
-            guard let folder = folders.withLockedValue({ $0[event.watchDescriptor] }) else { continue }
+            guard let folder = folders.withLock({ $0[event.watchDescriptor] }) else { continue }
             if event.isWatchGone {
                 // IN_IGNORED follows DELETE_SELF; report once, when the kernel drops the watch.
                 if event.mask & docroute_in_ignored != 0 {
-                    folders.withLockedValue { _ = $0.removeValue(forKey: event.watchDescriptor) }
+                    folders.withLock { _ = $0.removeValue(forKey: event.watchDescriptor) }
                     continuation.yield(.folderGone(folder))
                 }
                 continue

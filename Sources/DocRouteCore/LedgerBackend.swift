@@ -1,8 +1,8 @@
 import DocRouteProtocol
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOPosix
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +31,7 @@ public final class LedgerBackend: DeliveryBackend {
     let logger: Logger
     /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
     /// the intake quarantines them instead of touching them again.
-    let poisonedPackages = NIOLockedValueBox<[String: DeliveryLedger.PoisonMark]>([:])
+    let poisonedPackages = Mutex<[String: DeliveryLedger.PoisonMark]>([:])
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration

@@ -2,6 +2,7 @@ import DocRouteHandlers
 import DocRouteProtocol
 import DocRouteTypes
 import Foundation
+import NIOPosix
 import Synchronization
 
 /// `open` and `candidates` (PROTOCOL.md): a file named by URL or passed as a descriptor, or a
@@ -172,7 +173,11 @@ extension RoutingDaemon {
                 connection.send(.error(id: id, code: .badRequest, message: "a \"descriptor\":true line needs exactly one descriptor passed with SCM_RIGHTS; none came"))
                 return nil
             }
-            switch IntakeFile.adopt(descriptor: descriptor, maxSize: configuration.maxFileSize) {
+            // fstat and the first read of a file that may be on a slow file system: on the pool.
+            let maxSize = configuration.maxFileSize
+            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize) })
+                ?? .failure(.unreadable(errno: ESHUTDOWN))
+            switch adopted {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(name.utf8), path: "\(name) (passed by pid \(connection.credentials.pid))")
             case .failure(let refusal):

@@ -22,7 +22,7 @@ extension RoutingDaemon: RequestResponder {
                 connection.send(.error(id: id, code: .unknownHandler, message: "no registered handler is '\(bundleIdentifier)'"))
                 return
             }
-            guard Self.may(connection.credentials, actAs: handler) else {
+            guard may(connection.credentials, actAs: handler) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "uid \(connection.credentials.uid) may not subscribe as \(handler.bundleIdentifier) (DocRouteUser is \(handler.manifest.user))"))
                 return
             }
@@ -92,12 +92,9 @@ extension RoutingDaemon: RequestResponder {
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
     }
 
-    /// The configured user, or root.
-    static func may(_ peer: PeerCredentials, actAs handler: RegisteredHandler) -> Bool {
+    /// The configured user (as resolved at the last load), or root.
+    nonisolated func may(_ peer: PeerCredentials, actAs handler: RegisteredHandler) -> Bool {
         if peer.uid == 0 { return true }
-        switch handler.manifest.user {
-        case .uid(let uid): return peer.uid == uid
-        case .name(let name): return UserDatabase.user(named: name)?.uid == peer.uid
-        }
+        return handlerUsers.withLock { $0.byBundle[handler.bundleIdentifier.lowercased()] } == peer.uid
     }
 }

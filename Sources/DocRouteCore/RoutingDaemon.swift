@@ -77,9 +77,11 @@ public actor RoutingDaemon {
     nonisolated let descriptorSocketPath = Mutex<String?>(nil)
     /// `admin_group`, resolved at start and on every reload.
     nonisolated let administrators: Mutex<AdministratorGroup>
-    /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload: they may
-    /// use the connections kept for handlers.
-    nonisolated let handlerUIDs: Mutex<Set<UInt32>>
+    /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload.
+    nonisolated let handlerUsers: Mutex<HandlerUsers>
+    /// The daemon's one thread pool, for its blocking work (reloads, the metrics file, opening
+    /// a passed file); handed to the parts that need one.
+    nonisolated let threadPool: NIOThreadPool
     /// Manifest and defaults changes seen and not yet reloaded (``reloadOnManifestChanges()``).
     nonisolated let requestedReloads = Mutex<(count: Int, reasons: Set<String>)>((0, []))
     static let version = "docrouted/0.1.0"
@@ -99,14 +101,13 @@ public actor RoutingDaemon {
         } else {
             logger.info("MIME database: \(mime.explanation)")
         }
-        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = Self.loadDefaults(configuration, logger: logger)
-        self.routing = RoutingTable(Routing(
-            registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
-            engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults))
-        self.administrators = Mutex(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
-        self.handlerUIDs = Mutex(Self.uids(of: registry))
-        let activity = DaemonActivity(configuration: configuration, logger: logger)
+        let loaded = Self.load(configuration, mimeDatabase: mime.database, logger: logger)
+        self.routing = RoutingTable(loaded.routing)
+        self.administrators = Mutex(loaded.administrators)
+        self.handlerUsers = Mutex(loaded.handlerUsers)
+        self.threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
+        let activity = DaemonActivity(configuration: configuration, logger: logger, threadPool: threadPool)
         self.activity = activity
         let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
@@ -152,7 +153,7 @@ public actor RoutingDaemon {
         await intake.start(routing: { [routing] in routing.snapshot }, dispatcher: dispatcher)
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
-                                  isHandlerUser: { [self] uid in handlerUIDs.withLock { $0.contains(uid) } }, logger: logger)
+                                  isHandlerUser: { [self] uid in handlerUsers.withLock { $0.uids.contains(uid) } }, logger: logger)
         do {
             try await server.start(endpoint)
         } catch {
@@ -174,9 +175,38 @@ public actor RoutingDaemon {
         ])
     }
 
-    /// The uids the registry's handlers run as (those that resolve).
-    static func uids(of registry: HandlerRegistry) -> Set<UInt32> {
-        Set(registry.handlers.compactMap { HandlerLauncher.resolve($0.manifest.user)?.0 })
+    /// What a load or reload reads: the handlers directory, the defaults, and the user and group
+    /// database. It blocks (files, NSS), so a reload runs it on ``threadPool``.
+    struct Loaded: Sendable {
+        var routing: Routing
+        var administrators: AdministratorGroup
+        var handlerUsers: HandlerUsers
+    }
+
+    /// The uid each handler runs as (`DocRouteUser`, resolved once per load): who may subscribe
+    /// as it, and who may use the connections kept for handlers.
+    struct HandlerUsers: Sendable {
+        /// By lowercased bundle identifier; a user that does not resolve is left out.
+        var byBundle: [String: UInt32] = [:]
+        var uids: Set<UInt32> = []
+
+        init(_ registry: HandlerRegistry) {
+            for handler in registry.handlers {
+                guard let uid = HandlerLauncher.resolve(handler.manifest.user)?.0 else { continue }
+                byBundle[handler.bundleIdentifier.lowercased()] = uid
+                uids.insert(uid)
+            }
+        }
+    }
+
+    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, logger: Logger) -> Loaded {
+        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
+        let defaults = loadDefaults(configuration, logger: logger)
+        return Loaded(
+            routing: Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
+                             engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults),
+            administrators: AdministratorGroup.resolve(configuration.adminGroup, logger: logger),
+            handlerUsers: HandlerUsers(registry))
     }
 
     /// Reloads the handlers directory and the administrator's defaults (SIGHUP, or a change of
@@ -186,13 +216,14 @@ public actor RoutingDaemon {
             throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
         }
         _ = try? notifier?.reloading()
-        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = Self.loadDefaults(configuration, logger: logger)
-        let administrators = AdministratorGroup.resolve(configuration.adminGroup, logger: logger)
-        self.administrators.withLock { $0 = administrators }
-        handlerUIDs.withLock { $0 = Self.uids(of: registry) }
-        routing.replace(with: Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
-                                      engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mimeDatabase), defaults: defaults))
+        let loaded = try await threadPool.runIfActive { [configuration, mimeDatabase, logger] in
+            Self.load(configuration, mimeDatabase: mimeDatabase, logger: logger)
+        }
+        administrators.withLock { $0 = loaded.administrators }
+        handlerUsers.withLock { $0 = loaded.handlerUsers }
+        routing.replace(with: loaded.routing)
+        let registry = loaded.routing.registry
+        let defaults = loaded.routing.defaults
         logger.info("handlers and defaults reloaded (\(reason))", metadata: [
             "handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)",
             "defaults": "\(defaults.types.count + defaults.schemes.count)",
@@ -242,6 +273,7 @@ public actor RoutingDaemon {
         // Connections still open (subscribed handlers) end here, before their event loop does.
         await servers.server.closeConnections()
         try? await group.shutdownGracefully()
+        try? await threadPool.shutdownGracefully()
         state = .finished
     }
 
