@@ -74,16 +74,18 @@ struct SocketServerTests {
 
         /// Polls until `condition` holds (the server counts a connection on its own event loop).
         func eventually(_ condition: () async -> Bool) async throws -> Bool {
-            for _ in 0..<500 {
+            let deadline = ContinuousClock.now + LineClient.patience
+            while ContinuousClock.now < deadline {
                 if await condition() { return true }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            return false
+            return await condition()
         }
     }
 
     /// A client connection that reads whole lines. Its calls never block a thread (the tests share
-    /// the cooperative pool with the server): they poll, and give up after five seconds.
+    /// the cooperative pool with the server, and with other suites): they poll, and give up after
+    /// thirty seconds, having tried once more after the deadline (the pool may be busy for long).
     final class LineClient: @unchecked Sendable {
         let descriptor: Int32
         var pending: [UInt8] = []
@@ -111,12 +113,12 @@ struct SocketServerTests {
         func write(_ text: String) async throws {
             let bytes = Array(text.utf8)
             var sent = 0
-            let deadline = ContinuousClock.now + .seconds(5)
-            while sent < bytes.count, ContinuousClock.now < deadline {
+            let deadline = ContinuousClock.now + Self.patience
+            while sent < bytes.count {
                 let count = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                 if count > 0 {
                     sent += count
-                } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(2))
                 } else {
                     return
@@ -124,10 +126,10 @@ struct SocketServerTests {
             }
         }
 
-        /// The next line without its newline; nil at the end of the stream (or after five seconds).
+        /// The next line without its newline; nil at the end of the stream (the server closed).
         func readLine() async throws -> String? {
-            let deadline = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < deadline {
+            let deadline = ContinuousClock.now + Self.patience
+            while true {
                 if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     defer { pending.removeSubrange(...newline) }
                     return String(decoding: pending[..<newline], as: UTF8.self)
@@ -137,13 +139,18 @@ struct SocketServerTests {
                 if count > 0 {
                     pending += buffer[..<count]
                 } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    guard ContinuousClock.now < deadline else { throw TimedOut() }
                     try await Task.sleep(for: .milliseconds(2))
                 } else {
                     return nil
                 }
             }
-            return nil
         }
+
+        /// Nothing came, and the connection stayed open.
+        struct TimedOut: Error {}
+
+        static let patience = Duration.seconds(30)
 
         /// The next line decoded as the daemon's message.
         func readMessage() async throws -> DaemonMessage? {
