@@ -105,6 +105,9 @@ public actor RoutingDaemon {
         self.routing = RoutingTable(loaded.routing)
         self.administrators = Mutex(loaded.administrators)
         self.handlerUsers = Mutex(loaded.handlerUsers)
+        // Before the pool is made: a pool dropped while running is a programming error to NIO.
+        self.watcher = try InboxWatcher(logger: logger)
+        self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
         self.threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
         let activity = DaemonActivity(configuration: configuration, logger: logger, threadPool: threadPool)
@@ -116,9 +119,12 @@ public actor RoutingDaemon {
             guard let handler = routingBox.snapshot.registry.handler(for: bundle) else { return }
             Task { await launcher.launchIfNeeded(handler) }
         }
-        self.watcher = try InboxWatcher(logger: logger)
-        self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
         self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: logger)
+    }
+
+    deinit {
+        // A daemon that failed to start, or was never shut down, still lets its pool's threads go.
+        threadPool.shutdownGracefully { _ in }
     }
 
     /// Recovers, loads, listens, watches and scans; READY=1 goes out only after all of it.

@@ -17,15 +17,24 @@ extension SocketServer {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask { await self.closeWhenIdle(connection, channel: channel.channel) }
-                    try await self.answerLines(from: inbound, writer: outbound, channel: channel.channel, connection: connection)
+                    let ended: Result<Void, any Error>
+                    do {
+                        try await self.answerLines(from: inbound, writer: outbound, channel: channel.channel, connection: connection)
+                        ended = .success(())
+                    } catch {
+                        ended = .failure(error)
+                    }
                     group.cancelAll()
+                    // Told as soon as the peer is gone, before the channel is closed: a handler
+                    // that reconnects at once finds its subscription free.
+                    await self.responder.connectionClosed(connection)
+                    try ended.get()
                 }
             }
         } catch {
             // Reset by the peer, or the server closing every connection: nothing to answer any more.
             logger.debug("connection ended: \(error)", metadata: ["peer": "\(credentials)"])
         }
-        await responder.connectionClosed(connection)
     }
 
     /// Reads lines and answers each before the next. Returns when the peer closes, or after the
