@@ -95,7 +95,7 @@ public actor SocketServer {
     /// Starts accepting; returns once the socket listens. A server starts once.
     public func start(_ endpoint: Endpoint) async throws {
         guard case .initial = state else {
-            throw SocketServerError(message: "the socket server was started already (it is \(stateName)); a server starts once: make a new one")
+            throw LifecycleError(message: "the socket server was started already (it is \(stateName)); a server starts once: make a new one")
         }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)

@@ -196,9 +196,10 @@ struct SocketServerTests {
     @Test("a server starts once")
     func startsOnce() async throws {
         let running = try await Running()
-        await #expect(throws: SocketServerError.self) {
+        let error = await #expect(throws: LifecycleError.self) {
             try await running.server.start(.path(running.folder + "/other.sock"))
         }
+        #expect(error?.message == "the socket server was started already (it is running); a server starts once: make a new one")
         #expect(!FileManager.default.fileExists(atPath: running.folder + "/other.sock"))
         try await running.finish()
     }
