@@ -102,7 +102,6 @@ let package = Package(
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteMail",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -125,7 +124,6 @@ let package = Package(
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -138,7 +136,6 @@ let package = Package(
                 "DocRouteHandlers", "DocRouteProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -150,7 +147,6 @@ let package = Package(
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 "DocRouteServer", "DocRouteProtocol",
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -166,7 +162,6 @@ let package = Package(
                 "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -5,6 +5,8 @@ import DocRouteProtocol
 import DocRouteServer
 import DocRouteTypes
 import Foundation
+import NIOPosix
+import Synchronization
 
 /// `open` and `candidates` (PROTOCOL.md): a file named by URL or passed as a descriptor, or a
 /// custom-scheme URL, routed to its handler or to the one the user picked (Open In…).
@@ -25,10 +27,10 @@ extension RoutingDaemon {
     }
 
     /// The `welcome` reply, naming the optional requests served.
-    func welcome(id: String?) -> DaemonMessage {
+    nonisolated func welcome(id: String?) -> DaemonMessage {
         var features = [ProtocolFeature.candidates.rawValue, ProtocolFeature.openWith.rawValue]
         var descriptorSocket: String?
-        if let path = descriptorServer.withLockedValue({ $0 })?.path {
+        if let path = descriptorSocketPath.withLock({ $0 }) {
             features.append(ProtocolFeature.openDescriptor.rawValue)
             // Relative to the main socket's folder when beside it, so it reads the same from any
             // mount namespace the client sees the folder in.
@@ -40,20 +42,22 @@ extension RoutingDaemon {
 
     /// Starts the descriptor socket; without it, `open-descriptor` is not offered and files are
     /// opened by URL only (which needs root unless client and daemon are the same user).
-    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) {
+    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) -> DescriptorSocketServer? {
         let path = DescriptorSocketServer.path(besides: configuration.socket)
         let server = DescriptorSocketServer(responder: self, maxConnections: min(configuration.maxConnections, 64), logger: logger)
         do {
             try server.start(endpoint ?? .path(path))
-            descriptorServer.withLockedValue { $0 = server }
+            descriptorSocketPath.withLock { $0 = server.path }
+            return server
         } catch {
             logger.warning("the descriptor socket cannot be set up, so `open` of a file works only for users docrouted can read as: \(error)",
                            metadata: ["socket": "\(path)"])
+            return nil
         }
     }
 
-    func open(_ source: DocumentSource, mailbox: String?, bundleIdentifier: String?, id: String?, connection: ClientConnection) async {
-        let snapshot = routing.withLockedValue { $0 }
+    nonisolated func open(_ source: DocumentSource, mailbox: String?, bundleIdentifier: String?, id: String?, connection: ClientConnection) async {
+        let snapshot = routing.snapshot
         if case .url(let url) = source {
             guard let scheme = Self.scheme(of: url, id: id, connection: connection) else { return }
             if scheme != "file" {
@@ -67,7 +71,7 @@ extension RoutingDaemon {
             connection.send(.error(id: id, code: .badRequest, message: "'\(mailboxName)' cannot be a mailbox name"))
             return
         }
-        guard let requested = requestedFile(source, id: id, connection: connection) else { return }
+        guard let requested = await requestedFile(source, id: id, connection: connection) else { return }
         let file = requested.file
         let route = snapshot.route(head: file.head, name: InboxNames.display(requested.name), pick: bundleIdentifier)
         let classification = route.classification
@@ -101,7 +105,7 @@ extension RoutingDaemon {
         }
     }
 
-    func openCustomURL(_ url: String, scheme: String, bundleIdentifier: String?, snapshot: RoutingSnapshot, id: String?, connection: ClientConnection) async {
+    nonisolated func openCustomURL(_ url: String, scheme: String, bundleIdentifier: String?, snapshot: RoutingSnapshot, id: String?, connection: ClientConnection) async {
         let selection = snapshot.selector.select(scheme: scheme)
         let bundle: String
         if let bundleIdentifier {
@@ -129,8 +133,8 @@ extension RoutingDaemon {
     }
 
     /// `candidates`: every handler that could open the document, best first. Nothing is copied.
-    func candidates(for source: DocumentSource, id: String?, connection: ClientConnection) {
-        let snapshot = routing.withLockedValue { $0 }
+    nonisolated func candidates(for source: DocumentSource, id: String?, connection: ClientConnection) async {
+        let snapshot = routing.snapshot
         if case .url(let url) = source {
             guard let scheme = Self.scheme(of: url, id: id, connection: connection) else { return }
             if scheme != "file" {
@@ -139,7 +143,7 @@ extension RoutingDaemon {
                 return
             }
         }
-        guard let requested = requestedFile(source, id: id, connection: connection) else { return }
+        guard let requested = await requestedFile(source, id: id, connection: connection) else { return }
         let classification = snapshot.engine.classify(filename: InboxNames.display(requested.name), head: requested.file.head)
         close(requested.file.descriptor)
         let list = snapshot.selector.openInCandidates(contentType: classification.contentType, innerContentType: classification.innerContentType)
@@ -147,7 +151,7 @@ extension RoutingDaemon {
     }
 
     /// Opens the request's file, as the client may read it, or answers with the error and returns nil.
-    func requestedFile(_ source: DocumentSource, id: String?, connection: ClientConnection) -> RequestedFile? {
+    nonisolated func requestedFile(_ source: DocumentSource, id: String?, connection: ClientConnection) async -> RequestedFile? {
         switch source {
         case .descriptor(let name):
             guard connection.receivesDescriptors else {
@@ -158,7 +162,11 @@ extension RoutingDaemon {
                 connection.send(.error(id: id, code: .badRequest, message: "a \"descriptor\":true line needs exactly one descriptor passed with SCM_RIGHTS; none came"))
                 return nil
             }
-            switch IntakeFile.adopt(descriptor: descriptor, maxSize: configuration.maxFileSize) {
+            // fstat and the first read of a file that may be on a slow file system: on the pool.
+            let maxSize = configuration.maxFileSize
+            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize) })
+                ?? .failure(.unreadable(errno: ESHUTDOWN))
+            switch adopted {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(name.utf8), path: "\(name) (passed by pid \(connection.credentials.pid))")
             case .failure(let refusal):
@@ -181,7 +189,7 @@ extension RoutingDaemon {
                 connection.send(.error(id: id, code: .notPermitted, message: "docrouted runs as uid \(geteuid()) and cannot check that you (uid \(peer.uid)) may read \(path); pass the open file instead (open with \"descriptor\":true on the descriptor socket), as `docroutectl open` does"))
                 return nil
             }
-            switch PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize) {
+            switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize) {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(pathBytes.split(separator: UInt8(ascii: "/")).last ?? []), path: path)
             case .failure(.vanished):

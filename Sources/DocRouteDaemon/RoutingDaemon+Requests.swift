@@ -4,9 +4,10 @@ import DocRouteProtocol
 import DocRouteServer
 import DocRouteTypes
 import Foundation
+import Synchronization
 
 extension RoutingDaemon: RequestResponder {
-    package func respond(to message: ClientMessage, from connection: ClientConnection) async {
+    package nonisolated func respond(to message: ClientMessage, from connection: ClientConnection) async {
         // Acknowledgements are written in the background; any other request first waits for them,
         // so what it reads (status counts, what a subscription is owed) already counts them.
         if case .ack = message {} else { await dispatcher.acknowledgementsWritten() }
@@ -18,12 +19,12 @@ extension RoutingDaemon: RequestResponder {
                 connection.send(.error(id: id, code: .unsupportedProtocol, message: "protocol \(version) is not spoken here; docrouted speaks protocol 1"))
             }
         case .subscribe(let id, let bundleIdentifier):
-            let registry = routing.withLockedValue { $0.registry }
+            let registry = routing.snapshot.registry
             guard let handler = registry.handler(for: bundleIdentifier) else {
                 connection.send(.error(id: id, code: .unknownHandler, message: "no registered handler is '\(bundleIdentifier)'"))
                 return
             }
-            guard Self.may(connection.credentials, actAs: handler) else {
+            guard may(connection.credentials, actAs: handler) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "uid \(connection.credentials.uid) may not subscribe as \(handler.bundleIdentifier) (DocRouteUser is \(handler.manifest.user))"))
                 return
             }
@@ -42,11 +43,11 @@ extension RoutingDaemon: RequestResponder {
         case .openDescriptor(let id, let name, let mailbox, let bundleIdentifier):
             await open(.descriptor(name: name), mailbox: mailbox, bundleIdentifier: bundleIdentifier, id: id, connection: connection)
         case .candidates(let id, let url):
-            candidates(for: .url(url), id: id, connection: connection)
+            await candidates(for: .url(url), id: id, connection: connection)
         case .candidatesDescriptor(let id, let name):
-            candidates(for: .descriptor(name: name), id: id, connection: connection)
+            await candidates(for: .descriptor(name: name), id: id, connection: connection)
         case .status(let id):
-            guard administrators.withLockedValue({ $0 }).admits(connection.credentials) else {
+            guard administrators.withLock({ $0 }).admits(connection.credentials) else {
                 connection.send(.error(id: id, code: .notPermitted, message: "status is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
                 return
             }
@@ -54,12 +55,12 @@ extension RoutingDaemon: RequestResponder {
         }
     }
 
-    package func connectionClosed(_ connection: ClientConnection) async {
+    package nonisolated func connectionClosed(_ connection: ClientConnection) async {
         await dispatcher.disconnected(connection)
     }
 
-    func status(id: String?) async -> DaemonMessage {
-        let registry = routing.withLockedValue { $0.registry }
+    nonisolated func status(id: String?) async -> DaemonMessage {
+        let registry = routing.snapshot.registry
         var handlers: [HandlerStatus] = []
         for handler in registry.handlers {
             // An indexed count (delivery_handler_state); everything else comes from memory.
@@ -84,7 +85,7 @@ extension RoutingDaemon: RequestResponder {
         extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
         extra["daemon"] = .string(Self.version)
         // What `docroutectl default set` waits for: the defaults the daemon routes with now.
-        let defaults = routing.withLockedValue { $0.defaults }
+        let defaults = routing.snapshot.defaults
         extra["adminDefaults"] = .object([
             "types": .object(defaults.types.mapValues { .string($0) }),
             "schemes": .object(defaults.schemes.mapValues { .string($0) }),
@@ -93,12 +94,9 @@ extension RoutingDaemon: RequestResponder {
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
     }
 
-    /// The configured user, or root.
-    static func may(_ peer: PeerCredentials, actAs handler: RegisteredHandler) -> Bool {
+    /// The configured user (as resolved at the last load), or root.
+    nonisolated func may(_ peer: PeerCredentials, actAs handler: RegisteredHandler) -> Bool {
         if peer.uid == 0 { return true }
-        switch handler.manifest.user {
-        case .uid(let uid): return peer.uid == uid
-        case .name(let name): return UserDatabase.user(named: name)?.uid == peer.uid
-        }
+        return handlerUsers.withLock { $0.byBundle[handler.bundleIdentifier.lowercased()] } == peer.uid
     }
 }

@@ -10,42 +10,76 @@ import DocRouteSystemd
 import DocRouteTypes
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// docrouted's working core: watches the inboxes, types and routes each arrival, has it delivered
 /// durably, and serves handlers on the socket.
 ///
-/// States: `idle` → ``start()`` (recover the ledger, load handlers, listen, watch and scan; then
-/// READY) → `running` → ``shutdown()`` (stop accepting, finish the batch in hand) → `stopped`.
-package final class RoutingDaemon: Sendable {
+/// States: `initial` → ``start(listeningOn:descriptorEndpoint:)`` (recover the ledger, load
+/// handlers, listen, watch and scan; then READY) → `running` → ``shutdown()`` (stop accepting,
+/// finish the batch in hand) → `shuttingDown` → `finished`. The lifecycle calls are the actor's;
+/// requests (``respond(to:from:)``) are answered concurrently, from the snapshots below.
+package actor RoutingDaemon {
+    enum State {
+        case initial
+        case running(Servers)
+        case shuttingDown
+        case finished
+    }
 
-    package let configuration: DaemonConfiguration
-    let logger: Logger
-    let backend: LedgerBackend
-    let notifier: SystemdNotifier?
-    let group: MultiThreadedEventLoopGroup
-    let mimeDatabase: MIMEDatabase
+    /// The sockets the daemon serves while running.
+    struct Servers {
+        var server: SocketServer
+        /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
+        var descriptorServer: DescriptorSocketServer?
+    }
+
+    /// The current ``RoutingSnapshot``, replaced whole on reload; shared with intake and the dispatcher.
+    final class RoutingTable: Sendable {
+        private let current: Mutex<RoutingSnapshot>
+
+        init(_ routing: RoutingSnapshot) {
+            current = Mutex(routing)
+        }
+
+        var snapshot: RoutingSnapshot { current.withLock { $0 } }
+
+        func replace(with routing: RoutingSnapshot) {
+            current.withLock { $0 = routing }
+        }
+    }
+
+    package nonisolated let configuration: DaemonConfiguration
+    nonisolated let logger: Logger
+    nonisolated let backend: LedgerBackend
+    nonisolated let notifier: SystemdNotifier?
+    nonisolated let group: MultiThreadedEventLoopGroup
+    nonisolated let mimeDatabase: MIMEDatabase
     /// Which MIME database, and why (``MIMEDatabaseChoice``).
-    let mimeExplanation: String
-    let routing: NIOLockedValueBox<RoutingSnapshot>
-    let intake: IntakePipeline
-    package let dispatcher: HandlerDispatcher
-    let launcher: HandlerLauncher
+    nonisolated let mimeExplanation: String
+    nonisolated let routing: RoutingTable
+    nonisolated let intake: IntakePipeline
+    package nonisolated let dispatcher: HandlerDispatcher
+    nonisolated let launcher: HandlerLauncher
     /// Counts for `status` and the metrics.
-    package let activity: DaemonActivity
-    let watcher: InboxWatcher
+    package nonisolated let activity: DaemonActivity
+    nonisolated let watcher: InboxWatcher
     /// Watches the handlers directory: a manifest added, changed, renamed or removed reloads.
-    let manifestWatcher: InboxWatcher
-    let server: NIOLockedValueBox<SocketServer?> = .init(nil)
-    /// Where clients pass descriptors (`open-descriptor`); nil when it could not be set up.
-    let descriptorServer: NIOLockedValueBox<DescriptorSocketServer?> = .init(nil)
+    nonisolated let manifestWatcher: InboxWatcher
+    var state = State.initial
+    /// The descriptor socket's path once it listens, for `welcome` (answered outside the actor).
+    nonisolated let descriptorSocketPath = Mutex<String?>(nil)
     /// `admin_group`, resolved at start and on every reload.
-    let administrators: NIOLockedValueBox<AdministratorGroup>
-    /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload: they may
-    /// use the connections kept for handlers.
-    let handlerUIDs: NIOLockedValueBox<Set<UInt32>>
+    nonisolated let administrators: Mutex<AdministratorGroup>
+    /// The uids handlers run as (`DocRouteUser`), resolved at start and on every reload.
+    nonisolated let handlerUsers: Mutex<HandlerUsers>
+    /// The daemon's one thread pool, for its blocking work (reloads, the metrics file, opening
+    /// a passed file); handed to the parts that need one.
+    nonisolated let threadPool: NIOThreadPool
+    /// Manifest and defaults changes seen and not yet reloaded (``reloadOnManifestChanges()``).
+    nonisolated let requestedReloads = Mutex<(count: Int, reasons: Set<String>)>((0, []))
     static let version = "docrouted/0.1.0"
 
     package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
@@ -63,24 +97,30 @@ package final class RoutingDaemon: Sendable {
         } else {
             logger.info("MIME database: \(mime.explanation)")
         }
-        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = Self.loadDefaults(configuration, logger: logger)
-        self.routing = NIOLockedValueBox(RoutingSnapshot(
-            registry: registry, defaults: defaults, mimeDatabase: mimeDatabase, containersDirectory: configuration.containersDirectory))
-        self.administrators = NIOLockedValueBox(AdministratorGroup.resolve(configuration.adminGroup, logger: logger))
-        self.handlerUIDs = NIOLockedValueBox(Self.uids(of: registry))
-        let activity = DaemonActivity(configuration: configuration, logger: logger)
+        let loaded = Self.load(configuration, mimeDatabase: mime.database, logger: logger)
+        self.routing = RoutingTable(loaded.routing)
+        self.administrators = Mutex(loaded.administrators)
+        self.handlerUsers = Mutex(loaded.handlerUsers)
+        // Before the pool is made: a pool dropped while running is a programming error to NIO.
+        self.watcher = try InboxWatcher(logger: logger)
+        self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
+        self.threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
+        let activity = DaemonActivity(configuration: configuration, logger: logger, threadPool: threadPool)
         self.activity = activity
         let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
-            guard let handler = routingBox.withLockedValue({ $0.registry.handler(for: bundle) }) else { return }
+            guard let handler = routingBox.snapshot.registry.handler(for: bundle) else { return }
             Task { await launcher.launchIfNeeded(handler) }
         }
-        self.watcher = try InboxWatcher(logger: logger)
-        self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
         self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: logger)
+    }
+
+    deinit {
+        // A daemon that failed to start, or was never shut down, still lets its pool's threads go.
+        threadPool.shutdownGracefully { _ in }
     }
 
     /// Recovers, loads, listens, watches and scans; READY=1 goes out only after all of it.
@@ -88,6 +128,9 @@ package final class RoutingDaemon: Sendable {
     /// `descriptorEndpoint` is the descriptor socket (systemd's second socket); nil binds it
     /// beside the main socket (``DescriptorSocketServer/path(besides:)``).
     package func start(listeningOn endpoint: SocketServer.Endpoint, descriptorEndpoint: SocketServer.Endpoint? = nil) async throws {
+        guard case .initial = state else {
+            throw LifecycleError(message: "docrouted's core was started already (it is \(stateName)); it starts once")
+        }
         for (directory, key) in [(configuration.stateDirectory, "state_directory"), (configuration.containersDirectory, "containers_directory"),
                                  (configuration.quarantineDirectory, "quarantine_directory")] {
             if try DaemonFolder.create(directory, what: key) {
@@ -109,11 +152,11 @@ package final class RoutingDaemon: Sendable {
         } catch {
             logger.warning("the administrator's defaults will be reloaded on SIGHUP only: \(error)")
         }
-        await intake.start(routing: { [routing] in routing.withLockedValue { $0 } },
+        await intake.start(routing: { [routing] in routing.snapshot },
                            committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
-                                  isHandlerUser: { [handlerUIDs] uid in handlerUIDs.withLockedValue { $0.contains(uid) } }, logger: logger)
+                                  isHandlerUser: { [self] uid in handlerUsers.withLock { $0.uids.contains(uid) } }, logger: logger)
         do {
             try await server.start(endpoint)
         } catch {
@@ -125,35 +168,65 @@ package final class RoutingDaemon: Sendable {
                 or let systemd pass it (docroute.socket)
                 """)
         }
-        self.server.withLockedValue { $0 = server }
-        startDescriptorServer(descriptorEndpoint)
+        state = .running(Servers(server: server, descriptorServer: startDescriptorServer(descriptorEndpoint)))
         _ = try? notifier?.ready()
         await refreshStatus()
-        let registry = routing.withLockedValue { $0.registry }
+        let registry = routing.snapshot.registry
         logger.info("docrouted ready", metadata: [
             "socket": "\(configuration.socket)", "handlers": "\(registry.handlers.count)",
             "inboxes": "\(configuration.inboxes.map(\.path))", "mime-database": "\(mimeDatabase.source)",
         ])
     }
 
-    /// The uids the registry's handlers run as (those that resolve).
-    static func uids(of registry: HandlerRegistry) -> Set<UInt32> {
-        Set(registry.handlers.compactMap { HandlerAccount.resolve($0.manifest.user)?.uid })
+    /// What a load or reload reads: the handlers directory, the defaults, and the user and group
+    /// database. It blocks (files, NSS), so a reload runs it on ``threadPool``.
+    struct Loaded: Sendable {
+        var routing: RoutingSnapshot
+        var administrators: AdministratorGroup
+        var handlerUsers: HandlerUsers
+    }
+
+    /// The uid each handler runs as (`DocRouteUser`, resolved once per load): who may subscribe
+    /// as it, and who may use the connections kept for handlers.
+    struct HandlerUsers: Sendable {
+        /// By lowercased bundle identifier; a user that does not resolve is left out.
+        var byBundle: [String: UInt32] = [:]
+        var uids: Set<UInt32> = []
+
+        init(_ registry: HandlerRegistry) {
+            for handler in registry.handlers {
+                guard let uid = HandlerAccount.resolve(handler.manifest.user)?.uid else { continue }
+                byBundle[handler.bundleIdentifier.lowercased()] = uid
+                uids.insert(uid)
+            }
+        }
+    }
+
+    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, logger: Logger) -> Loaded {
+        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
+        let defaults = loadDefaults(configuration, logger: logger)
+        return Loaded(
+            routing: RoutingSnapshot(registry: registry, defaults: defaults, mimeDatabase: mimeDatabase,
+                                     containersDirectory: configuration.containersDirectory),
+            administrators: AdministratorGroup.resolve(configuration.adminGroup, logger: logger),
+            handlerUsers: HandlerUsers(registry))
     }
 
     /// Reloads the handlers directory and the administrator's defaults (SIGHUP, or a change of
-    /// either seen by the watcher; `reason` says which, for the log).
-    package func reload(reason: String = "SIGHUP") async {
-        _ = try? notifier?.reloading()
-        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
-        let defaults = Self.loadDefaults(configuration, logger: logger)
-        let administrators = AdministratorGroup.resolve(configuration.adminGroup, logger: logger)
-        self.administrators.withLockedValue { $0 = administrators }
-        handlerUIDs.withLockedValue { $0 = Self.uids(of: registry) }
-        routing.withLockedValue {
-            $0 = RoutingSnapshot(registry: registry, defaults: defaults, mimeDatabase: mimeDatabase,
-                                 containersDirectory: configuration.containersDirectory)
+    /// either seen by the watcher; `reason` says which, for the log). Only a running daemon reloads.
+    package func reload(reason: String = "SIGHUP") async throws {
+        guard case .running = state else {
+            throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
         }
+        _ = try? notifier?.reloading()
+        let loaded = try await threadPool.runIfActive { [configuration, mimeDatabase, logger] in
+            Self.load(configuration, mimeDatabase: mimeDatabase, logger: logger)
+        }
+        administrators.withLock { $0 = loaded.administrators }
+        handlerUsers.withLock { $0 = loaded.handlerUsers }
+        routing.replace(with: loaded.routing)
+        let registry = loaded.routing.registry
+        let defaults = loaded.routing.defaults
         logger.info("handlers and defaults reloaded (\(reason))", metadata: [
             "handlers": "\(registry.handlers.count)", "failed": "\(registry.failures.count)", "warnings": "\(registry.warnings.count)",
             "defaults": "\(defaults.types.count + defaults.schemes.count)",
@@ -163,7 +236,11 @@ package final class RoutingDaemon: Sendable {
     }
 
     /// Runs until cancelled: the intake loop, and the watchdog pings from the path that does the work.
-    package func run() async {
+    /// Only a started daemon runs.
+    package func run() async throws {
+        guard case .running = state else {
+            throw LifecycleError(message: "docrouted is \(stateName): start it before running it")
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
@@ -180,11 +257,14 @@ package final class RoutingDaemon: Sendable {
         }
     }
 
-    /// Stops accepting, lets the batch in hand finish, closes everything.
+    /// Stops accepting, lets the batch in hand finish, closes everything. A daemon that never
+    /// started, or is shutting down already, has nothing to stop.
     package func shutdown() async {
+        guard case .running(let servers) = state else { return }
+        state = .shuttingDown
         _ = try? notifier?.stopping()
-        await server.withLockedValue { $0 }?.stop()
-        descriptorServer.withLockedValue { $0 }?.stop()
+        await servers.server.stop()
+        servers.descriptorServer?.stop()
         await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()
@@ -193,7 +273,21 @@ package final class RoutingDaemon: Sendable {
         await manifestWatcher.stop()
         await launcher.terminateAll()
         await activity.flush()
+        // Connections still open (subscribed handlers) end here, before their event loop does.
+        await servers.server.closeConnections()
         try? await group.shutdownGracefully()
+        try? await threadPool.shutdownGracefully()
+        state = .finished
+    }
+
+    /// The state's name, for errors.
+    var stateName: String {
+        switch state {
+        case .initial: "not started"
+        case .running: "running"
+        case .shuttingDown: "shutting down"
+        case .finished: "stopped"
+        }
     }
 
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.
@@ -216,25 +310,28 @@ package final class RoutingDaemon: Sendable {
     func reloadOnManifestChanges() async {
         // Each event bumps `requested`; the reloader sleeps 200 ms, then takes everything asked
         // for so far in one reload, so events seen meanwhile cost nothing more.
-        let requested = NIOLockedValueBox<(count: Int, reasons: Set<String>)>((0, []))
         let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var done = 0
                 for await _ in wakeups {
                     try? await Task.sleep(for: .milliseconds(200))
-                    let (count, reasons) = requested.withLockedValue { state in
+                    let (count, reasons) = self.requestedReloads.withLock { state in
                         defer { state.reasons = [] }
                         return state
                     }
                     guard count > done else { continue }
                     done = count
-                    await self.reload(reason: reasons.sorted().joined(separator: ", "))
+                    do {
+                        try await self.reload(reason: reasons.sorted().joined(separator: ", "))
+                    } catch {
+                        self.logger.notice("handlers not reloaded: \(error)")
+                    }
                 }
             }
             for await event in manifestWatcher.events {
                 guard let reason = Self.reloadReason(event) else { continue }
-                requested.withLockedValue {
+                requestedReloads.withLock {
                     $0.count += 1
                     $0.reasons.insert(reason)
                 }
@@ -286,7 +383,7 @@ package final class RoutingDaemon: Sendable {
 
     func refreshStatus() async {
         guard let notifier, notifier.isEnabled else { return }
-        let registry = routing.withLockedValue { $0.registry }
+        let registry = routing.snapshot.registry
         var subscribed = 0
         var pending = 0
         for handler in registry.handlers {

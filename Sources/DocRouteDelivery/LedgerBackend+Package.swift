@@ -3,6 +3,7 @@ import DocRouteIntake
 import DocRoutePlatform
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ extension LedgerBackend {
     }
 
     package func vetPackage(name: [UInt8], in folder: Int32, path: String) async -> String? {
-        if let mark = poisonedPackages.withLockedValue({ $0[path] }) {
+        if let mark = poisonedPackages.withLock({ $0[path] }) {
             return "docrouted crashed while it had this package in hand (taken up at \(mark.startedAt); runs interrupted with it: \(mark.interruptions)); it is set aside so that it cannot crash the daemon again. Look at it, then move it back into the inbox to try again"
         }
         let limits = PackageTree.Limits(maxDepth: configuration.maxPackageDepth, maxEntries: configuration.maxPackageEntries)
@@ -43,7 +44,7 @@ extension LedgerBackend {
     }
 
     package func doneWithPackage(path: String) async {
-        poisonedPackages.withLockedValue { $0[path] = nil }
+        poisonedPackages.withLock { $0[path] = nil }
         do {
             try await blocking { [ledger] in try ledger.clearInHand(path) }
         } catch {
@@ -60,7 +61,7 @@ extension LedgerBackend {
         }
         do {
             let marks = try await blocking { [ledger] in try ledger.settleMarks(previousRunCrashed: crashedWith != nil) }
-            poisonedPackages.withLockedValue { poisoned in
+            poisonedPackages.withLock { poisoned in
                 for mark in marks { poisoned[mark.sourcePath] = mark }
             }
             for mark in marks {

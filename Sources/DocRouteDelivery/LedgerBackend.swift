@@ -5,8 +5,8 @@ import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOPosix
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -35,7 +35,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     let logger: Logger
     /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
     /// the intake quarantines them instead of touching them again.
-    let poisonedPackages = NIOLockedValueBox<[String: DeliveryLedger.PoisonMark]>([:])
+    let poisonedPackages = Mutex<[String: DeliveryLedger.PoisonMark]>([:])
 
     package init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration

@@ -1,9 +1,9 @@
 import CDocRouteShim
 import DocRouteErrors
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,8 +36,8 @@ package final class InboxWatcher: Sendable {
     package typealias WatchError = DocRouteError<InboxWatchErrorCode>
 
     let descriptor: Int32
-    let folders = NIOLockedValueBox<[Int32: WatchedFolder]>([:])
-    let channel: NIOLockedValueBox<(any Channel)?> = .init(nil)
+    let folders = Mutex<[Int32: WatchedFolder]>([:])
+    let channel: Mutex<(any Channel)?> = .init(nil)
     let logger: Logger
     /// Events in kernel order.
     package let events: AsyncStream<Event>
@@ -70,7 +70,7 @@ package final class InboxWatcher: Sendable {
             }
             .takingOwnershipOfDescriptor(input: descriptor)
             .get()
-        self.channel.withLockedValue { $0 = channel }
+        self.channel.withLock { $0 = channel }
     }
 
     /// Adds a watch; events for it carry `folder`. Watching the same inode twice replaces the folder.
@@ -78,18 +78,18 @@ package final class InboxWatcher: Sendable {
     package func watch(_ folder: WatchedFolder) throws -> Int32 {
         let wd = inotify_add_watch(descriptor, folder.path, mask)
         guard wd >= 0 else { throw WatchError.watching(folder.path, errno: errno) }
-        folders.withLockedValue { $0[wd] = folder }
+        folders.withLock { $0[wd] = folder }
         return wd
     }
 
     /// The folders being watched now.
     package var watchedFolders: [WatchedFolder] {
-        folders.withLockedValue { Array($0.values) }
+        folders.withLock { Array($0.values) }
     }
 
     /// Stops reading and ends ``events``.
     package func stop() async {
-        let channel = self.channel.withLockedValue { $0 }
+        let channel = self.channel.withLock { $0 }
         try? await channel?.close()
         continuation.finish()
     }
@@ -101,11 +101,11 @@ package final class InboxWatcher: Sendable {
                 continuation.yield(.overflow)
                 continue
             }
-            guard let folder = folders.withLockedValue({ $0[event.watchDescriptor] }) else { continue }
+            guard let folder = folders.withLock({ $0[event.watchDescriptor] }) else { continue }
             if event.isWatchGone {
                 // IN_IGNORED follows DELETE_SELF; report once, when the kernel drops the watch.
                 if event.mask & docroute_in_ignored != 0 {
-                    folders.withLockedValue { _ = $0.removeValue(forKey: event.watchDescriptor) }
+                    folders.withLock { _ = $0.removeValue(forKey: event.watchDescriptor) }
                     continuation.yield(.folderGone(folder))
                 }
                 continue

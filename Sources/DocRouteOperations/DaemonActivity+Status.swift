@@ -1,5 +1,6 @@
 import DocRouteProtocol
 import Foundation
+import Synchronization
 
 extension DaemonActivity {
     /// A long piece of work in progress, for `status`'s `progress` object.
@@ -33,7 +34,7 @@ extension DaemonActivity {
     /// The work to show a progress bar for: the intake's files first, else the handler backlog
     /// with the most left; nil when nothing is under way.
     package func progress(at now: ContinuousClock.Instant = .now) -> Progress? {
-        state.withLockedValue { state in
+        state.withLock { state in
             if let intake = state.intake, !intake.isFinished {
                 return Progress(phase: intake.phase, handler: nil, done: intake.done, total: intake.total,
                                 ratePerSecond: intake.rate(at: now), etaSeconds: intake.estimatedSecondsLeft(at: now))
@@ -51,7 +52,7 @@ extension DaemonActivity {
     /// A handler entry's operator fields: `deliveredToday`, and `lastError` (with `lastErrorAt`)
     /// when something failed for it since start.
     package func handlerFields(_ handler: String, now: Date = Date()) -> [String: JSONValue] {
-        state.withLockedValue { state in
+        state.withLock { state in
             var fields: [String: JSONValue] = ["deliveredToday": .integer(Int64(state.tally.deliveredToday(handler, at: now)))]
             if let error = state.lastError[handler] {
                 fields["lastError"] = .string(error.message)
@@ -64,7 +65,7 @@ extension DaemonActivity {
     /// An inbox entry's operator fields: `waiting` (seen, not yet delivered), `quarantined`
     /// (since start) and, for a Maildir, `unreadableMessages` (left in `new/`, since start).
     package func inboxFields(_ index: Int) -> [String: JSONValue] {
-        state.withLockedValue { state in
+        state.withLock { state in
             var fields: [String: JSONValue] = [
                 "waiting": .integer(Int64(state.waiting[index] ?? 0)), "quarantined": .integer(Int64(state.quarantined[index] ?? 0)),
             ]
@@ -76,7 +77,7 @@ extension DaemonActivity {
     /// Top-level operator fields: `deliveredToday`, `ledger` (per handler: deliveries by state and
     /// `deliveredToday`), and `progress` while something long is under way.
     package func statusFields(now: Date = Date()) -> [String: JSONValue] {
-        var fields = state.withLockedValue { state -> [String: JSONValue] in
+        var fields = state.withLock { state -> [String: JSONValue] in
             var byHandler: [String: JSONValue] = [:]
             for (handler, counts) in state.tally.counts {
                 var entry: [String: JSONValue] = [:]

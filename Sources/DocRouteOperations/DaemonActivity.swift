@@ -4,7 +4,8 @@ import DocRouteLedger
 import DocRouteProtocol
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
+import NIOPosix
+import Synchronization
 import SystemPackage
 
 /// What the daemon is doing, for operators: counts kept in memory as events happen (so `status`
@@ -20,7 +21,7 @@ package final class DaemonActivity: Sendable {
     /// Writes `metrics_textfile`; nil when the configuration names none.
     package let textfile: MetricsTextfileWriter?
     let inboxCount: Int
-    let state: NIOLockedValueBox<State>
+    let state: Mutex<State>
 
     struct State {
         var tally = LedgerTally(statistics: nil, now: Date())
@@ -48,19 +49,21 @@ package final class DaemonActivity: Sendable {
         var unacknowledged: [String: Int] = [:]
     }
 
-    /// - Parameter configuration: `metrics_textfile` decides whether a file is written.
-    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics()) {
+    /// - Parameters:
+    ///   - configuration: `metrics_textfile` decides whether a file is written.
+    ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
+    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil) {
         self.metrics = metrics
         self.inboxCount = configuration.inboxes.count
-        self.state = NIOLockedValueBox(State())
+        self.state = Mutex(State())
         self.textfile = configuration.metricsTextfile.map { path in
-            MetricsTextfileWriter(path: FilePath(path), logger: logger) { [metrics] in metrics.render() }
+            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in metrics.render() }
         }
     }
 
     /// Counts from the ledger at start, after recovery and before any delivery.
     package func seed(_ statistics: DeliveryLedger.Statistics?, now: Date = Date()) {
-        state.withLockedValue { $0.tally = LedgerTally(statistics: statistics, now: now) }
+        state.withLock { $0.tally = LedgerTally(statistics: statistics, now: now) }
         textfile?.changed()
     }
 
@@ -76,7 +79,7 @@ package final class DaemonActivity: Sendable {
     /// queues it anew while it is still counted).
     package func queued(_ arrival: ArrivalQueue.Arrival) {
         let now = ContinuousClock.now
-        let waiting = state.withLockedValue { state -> Int? in
+        let waiting = state.withLock { state -> Int? in
             guard state.firstSeen[arrival] == nil else { return nil }
             state.firstSeen[arrival] = now
             state.waiting[arrival.folder.inbox, default: 0] += 1
@@ -97,7 +100,7 @@ package final class DaemonActivity: Sendable {
     package func settled(_ arrivals: [ArrivalQueue.Arrival]) {
         guard !arrivals.isEmpty else { return }
         let now = ContinuousClock.now
-        let waiting = state.withLockedValue { state -> Int in
+        let waiting = state.withLock { state -> Int in
             for arrival in arrivals where state.firstSeen.removeValue(forKey: arrival) != nil {
                 state.waiting[arrival.folder.inbox] = max(0, (state.waiting[arrival.folder.inbox] ?? 0) - 1)
                 // A mail message is done once read (its attachments are counted as deliveries).
@@ -123,7 +126,7 @@ package final class DaemonActivity: Sendable {
 
     /// An inbox listing finished (it queued what it found): the files waiting now are a scan's.
     package func rescanned(_ reason: RescanReason) {
-        state.withLockedValue { $0.intake?.phase = "scan" }
+        state.withLock { $0.intake?.phase = "scan" }
         metrics.rescan(reason)
         textfile?.changed()
     }
@@ -145,7 +148,7 @@ package final class DaemonActivity: Sendable {
         let now = ContinuousClock.now
         let date = Date()
         var reports: [(handler: String, outcome: DeliveryMetrics.Outcome, bytes: Int64, latency: Duration?)] = []
-        state.withLockedValue { state in
+        state.withLock { state in
             for (handler, outcome, arrival) in outcomes {
                 switch outcome {
                 case .committed(_, _, _, let bytes):
@@ -170,7 +173,7 @@ package final class DaemonActivity: Sendable {
     /// A custom-scheme URL was recorded for `handler` (an `open` request).
     package func committedURL(_ handler: String) {
         let date = Date()
-        state.withLockedValue { $0.tally.committed(handler, at: date) }
+        state.withLock { $0.tally.committed(handler, at: date) }
         metrics.delivery(handler: handler, outcome: .delivered)
         textfile?.changed()
     }
@@ -184,7 +187,7 @@ package final class DaemonActivity: Sendable {
     /// A file from inbox `inbox` went to quarantine.
     package func quarantined(inbox: Int, reason: String, arrival: ArrivalQueue.Arrival? = nil) {
         let now = ContinuousClock.now
-        state.withLockedValue { state in
+        state.withLock { state in
             state.quarantined[inbox, default: 0] += 1
             if let arrival { Self.progressDone(arrival, in: &state, at: now) }
         }
@@ -194,13 +197,13 @@ package final class DaemonActivity: Sendable {
 
     /// A Maildir message of inbox `inbox` was left in `new/`, unreadable (reported once).
     package func unreadableMessage(inbox: Int) {
-        state.withLockedValue { $0.unreadableMessages[inbox, default: 0] += 1 }
+        state.withLock { $0.unreadableMessages[inbox, default: 0] += 1 }
     }
 
     /// Something failed for `handler` that an operator should see in `status`.
     package func failed(_ handler: String, _ message: String) {
         let date = Date()
-        state.withLockedValue { $0.lastError[handler] = (message, date) }
+        state.withLock { $0.lastError[handler] = (message, date) }
     }
 
     // MARK: Dispatch
@@ -208,7 +211,7 @@ package final class DaemonActivity: Sendable {
     /// `handler` subscribed with `pending` documents owed: its backlog drain starts.
     package func subscribed(_ handler: String, pending: Int) {
         let now = ContinuousClock.now
-        state.withLockedValue { state in
+        state.withLock { state in
             state.drains[handler] = pending > 1 ? ProgressTracker(phase: "drain", total: pending, at: now) : nil
         }
     }
@@ -216,7 +219,7 @@ package final class DaemonActivity: Sendable {
     /// An event for `deliveryID` went out to `handler`.
     package func sent(_ handler: String, deliveryID: String) {
         let now = ContinuousClock.now
-        let count = state.withLockedValue { state -> Int in
+        let count = state.withLock { state -> Int in
             if state.sent.updateValue((handler, now), forKey: deliveryID) == nil { state.unacknowledged[handler, default: 0] += 1 }
             return state.unacknowledged[handler] ?? 0
         }
@@ -227,7 +230,7 @@ package final class DaemonActivity: Sendable {
     /// `handler` acknowledged `deliveryID` (`handled` false: declined it).
     package func acknowledged(_ handler: String, deliveryID: String, handled: Bool) {
         let now = ContinuousClock.now
-        let (latency, count) = state.withLockedValue { state -> (Duration?, Int) in
+        let (latency, count) = state.withLock { state -> (Duration?, Int) in
             state.tally.acknowledged(handler, handled: handled)
             var latency: Duration?
             if let sent = state.sent.removeValue(forKey: deliveryID) {
@@ -247,7 +250,7 @@ package final class DaemonActivity: Sendable {
 
     /// `handler`'s connection closed with `deliveryIDs` unacknowledged: they stay owed.
     package func disconnected(_ handler: String, deliveryIDs: [String]) {
-        let count = state.withLockedValue { state -> Int in
+        let count = state.withLock { state -> Int in
             for id in deliveryIDs where state.sent.removeValue(forKey: id) != nil {
                 state.unacknowledged[handler] = max(0, (state.unacknowledged[handler] ?? 0) - 1)
             }

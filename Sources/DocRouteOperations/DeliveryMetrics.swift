@@ -1,7 +1,7 @@
 import CoreMetrics
 import DocRouteIntake
-import NIOConcurrencyHelpers
 import Prometheus
+import Synchronization
 
 /// docrouted's metrics, as swift-metrics instruments backed by a Prometheus registry.
 ///
@@ -53,7 +53,7 @@ package final class DeliveryMetrics: Sendable {
     package let factory: PrometheusMetricsFactory
 
     /// Instruments already made, by kind, name and labels: each is made once and reused.
-    private let instruments = NIOLockedValueBox([String: any AnyObject & Sendable]())
+    private let instruments = Mutex([String: any AnyObject & Sendable]())
 
     /// Creates the instruments' registry and factory, with latency buckets suited to file delivery
     /// (a few milliseconds for a small durable copy, up to minutes for a slow handler's answer).
@@ -189,7 +189,7 @@ package final class DeliveryMetrics: Sendable {
         _ name: String, _ labels: [(String, String)], make: () -> Instrument
     ) -> Instrument {
         let key = "\(Instrument.self) " + Self.key(name, labels)
-        return instruments.withLockedValue { made in
+        return instruments.withLock { made in
             if let existing = made[key] as? Instrument { return existing }
             let instrument = make()
             made[key] = instrument

@@ -1,7 +1,7 @@
 import DocRoutePlatform
 import Logging
-import NIOConcurrencyHelpers
 import NIOPosix
+import Synchronization
 import SystemPackage
 
 /// Keeps a node-exporter textfile-collector file (`metrics_textfile`) up to date: after a change,
@@ -12,8 +12,11 @@ package final class MetricsTextfileWriter: Sendable {
     package let path: FilePath
     let render: @Sendable () -> [UInt8]
     let logger: Logger
+    /// Where the write runs: it blocks on fsync, which must not hold up an async executor.
     let pool: NIOThreadPool
-    private let state: NIOLockedValueBox<State>
+    /// Whether ``pool`` was made here (and is shut down with the writer) rather than handed in.
+    let ownsPool: Bool
+    private let state: Mutex<State>
 
     struct State {
         var debounce: WriteDebounce<ContinuousClock.Instant>
@@ -26,28 +29,35 @@ package final class MetricsTextfileWriter: Sendable {
     /// - Parameters:
     ///   - path: the `.prom` file; its folder must exist.
     ///   - interval: the shortest time between two writes.
+    ///   - pool: the daemon's thread pool; nil makes one thread of the writer's own.
     ///   - render: the file's content at the time of writing.
-    package init(path: FilePath, interval: Duration = .seconds(1), logger: Logger, render: @escaping @Sendable () -> [UInt8]) {
+    package init(path: FilePath, interval: Duration = .seconds(1), pool: NIOThreadPool? = nil, logger: Logger,
+                render: @escaping @Sendable () -> [UInt8]) {
         self.path = path
         self.render = render
         self.logger = logger
-        self.state = NIOLockedValueBox(State(debounce: WriteDebounce(interval: interval)))
-        // Its own thread: the write blocks on fsync, which must not hold up an async executor.
-        self.pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
+        self.state = Mutex(State(debounce: WriteDebounce(interval: interval)))
+        if let pool {
+            self.pool = pool
+            self.ownsPool = false
+        } else {
+            self.pool = NIOThreadPool(numberOfThreads: 1)
+            self.pool.start()
+            self.ownsPool = true
+        }
     }
 
     deinit {
-        pool.shutdownGracefully { _ in }
+        if ownsPool { pool.shutdownGracefully { _ in } }
     }
 
     /// How many times the file was written.
-    package var writeCount: Int { state.withLockedValue { $0.writes } }
+    package var writeCount: Int { state.withLock { $0.writes } }
 
     /// Something the file shows changed: plans a write unless one is planned.
     package func changed() {
         let now = ContinuousClock.now
-        guard let due = state.withLockedValue({ $0.debounce.changed(at: now) }) else { return }
+        guard let due = state.withLock({ $0.debounce.changed(at: now) }) else { return }
         Task { [self] in
             try? await Task.sleep(until: due, clock: .continuous)
             await writeIfDirty()
@@ -61,12 +71,12 @@ package final class MetricsTextfileWriter: Sendable {
 
     func writeIfDirty() async {
         let now = ContinuousClock.now
-        guard state.withLockedValue({ $0.debounce.writing(at: now) }) else { return }
+        guard state.withLock({ $0.debounce.writing(at: now) }) else { return }
         let path = self.path
         let render = self.render
         do {
             try await pool.runIfActive { try AtomicFile.replace(path, with: render()) }
-            let recovered = state.withLockedValue { state -> Bool in
+            let recovered = state.withLock { state -> Bool in
                 state.writes += 1
                 defer { state.lastFailure = nil }
                 return state.lastFailure != nil
@@ -74,7 +84,7 @@ package final class MetricsTextfileWriter: Sendable {
             if recovered { logger.notice("metrics file written again", metadata: ["path": "\(path)"]) }
         } catch {
             let message = "\(error)"
-            let repeated = state.withLockedValue { state -> Bool in
+            let repeated = state.withLock { state -> Bool in
                 defer { state.lastFailure = message }
                 return state.lastFailure == message
             }

@@ -1,7 +1,7 @@
 import DocRoutePlatform
 import DocRouteProtocol
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// One accepted client: its identity and a way to send it messages from any thread.
 package final class ClientConnection: Sendable, Hashable {
@@ -9,7 +9,7 @@ package final class ClientConnection: Sendable, Hashable {
     package let credentials: PeerCredentials
     let transport: Transport
     /// The descriptor passed with the line being answered (descriptor socket only), until taken.
-    let passedDescriptor = NIOLockedValueBox<Int32?>(nil)
+    let passedDescriptor = Mutex<Int32?>(nil)
 
     /// How replies reach the client.
     enum Transport: Sendable {
@@ -18,8 +18,17 @@ package final class ClientConnection: Sendable, Hashable {
         /// A connection of the descriptor socket, written with blocking sends.
         case descriptorSocket(DescriptorSocketWriter)
     }
-    /// Set once the connection subscribed as a handler: it may then stay idle as long as it likes.
-    let subscribed = NIOLockedValueBox(false)
+
+    /// What the idle check of the main socket looks at.
+    struct Activity {
+        /// Set once the connection subscribed as a handler: it may then stay idle as long as it likes.
+        var subscribed = false
+        /// A request is being answered: the connection is not idle, however long that takes.
+        var answering = false
+        /// When the client last sent something, or a request of it was last answered.
+        var lastActive = ContinuousClock.now
+    }
+    let activity = Mutex(Activity())
 
     init(id: UInt64, credentials: PeerCredentials, channel: any Channel) {
         self.id = id
@@ -40,7 +49,7 @@ package final class ClientConnection: Sendable, Hashable {
 
     /// Takes the descriptor passed with the current line; the caller owns (and closes) it.
     package func takePassedDescriptor() -> Int32? {
-        passedDescriptor.withLockedValue { descriptor in
+        passedDescriptor.withLock { descriptor in
             defer { descriptor = nil }
             return descriptor
         }
@@ -59,11 +68,42 @@ package final class ClientConnection: Sendable, Hashable {
         }
     }
 
+    /// Sends one message line and returns once it is written (or the connection is gone): for
+    /// the last line before the connection is closed.
+    func sendThenWait(_ message: DaemonMessage) async {
+        guard case .channel(let channel) = transport else {
+            send(message)
+            return
+        }
+        let bytes = message.encodedLine()
+        var buffer = channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        try? await channel.writeAndFlush(buffer).get()
+    }
+
     /// Whether this connection is subscribed as a handler.
-    package var isSubscribed: Bool { subscribed.withLockedValue { $0 } }
+    package var isSubscribed: Bool { activity.withLock { $0.subscribed } }
 
     package func markSubscribed() {
-        subscribed.withLockedValue { $0 = true }
+        activity.withLock { $0.subscribed = true }
+    }
+
+    /// The client sent something.
+    func noteRead() {
+        activity.withLock { $0.lastActive = .now }
+    }
+
+    /// A request is being answered (true) or was answered (false).
+    func noteAnswering(_ answering: Bool) {
+        activity.withLock {
+            $0.answering = answering
+            $0.lastActive = .now
+        }
+    }
+
+    /// How long the connection has been idle: nil while subscribed or answering a request.
+    var idleFor: Duration? {
+        activity.withLock { $0.subscribed || $0.answering ? nil : ContinuousClock.now - $0.lastActive }
     }
 
     /// Closes the connection.

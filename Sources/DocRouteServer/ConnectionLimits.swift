@@ -1,7 +1,7 @@
 import DocRouteConfiguration
 import DocRoutePlatform
 import DocRouteProtocol
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// What clients together, and each local user, may hold of the daemon's connections and memory
 /// (issue 16 items 6 and 10), and the accounting that enforces it.
@@ -46,7 +46,7 @@ package struct ConnectionLimits: Sendable, Hashable {
         }
 
         let limits: ConnectionLimits
-        let state = NIOLockedValueBox(State())
+        let state = Mutex(State())
 
         init(limits: ConnectionLimits) {
             self.limits = limits
@@ -55,7 +55,7 @@ package struct ConnectionLimits: Sendable, Hashable {
         /// Takes a slot for `peer`, or says why not. `isHandlerUser` tells whether the peer's uid
         /// is one a handler runs as (it may take the reserved slots).
         func admit(_ peer: PeerCredentials, isHandlerUser: Bool) -> String? {
-            state.withLockedValue { state in
+            state.withLock { state in
                 let privileged = peer.uid == 0 || isHandlerUser
                 let ceiling = privileged ? limits.maxConnections : limits.maxConnections - limits.reservedForHandlers
                 guard state.open < ceiling else {
@@ -77,7 +77,7 @@ package struct ConnectionLimits: Sendable, Hashable {
 
         /// Gives back the slot `admit` took.
         func release(_ peer: PeerCredentials) {
-            state.withLockedValue { state in
+            state.withLock { state in
                 state.open -= 1
                 if peer.uid != 0 {
                     let left = state.perUID[peer.uid, default: 1] - 1
@@ -86,12 +86,12 @@ package struct ConnectionLimits: Sendable, Hashable {
             }
         }
 
-        var openConnections: Int { state.withLockedValue { $0.open } }
+        var openConnections: Int { state.withLock { $0.open } }
 
         /// A connection's unfinished line went from `old` to `new` bytes. Returns false when that
         /// growth takes all connections together over the limit (the caller drops the line).
         func unfinishedLineChanged(from old: Int, to new: Int) -> Bool {
-            state.withLockedValue { state in
+            state.withLock { state in
                 state.unfinishedBytes += new - old
                 return new <= old || state.unfinishedBytes <= limits.maxUnfinishedLineBytes
             }
@@ -100,7 +100,7 @@ package struct ConnectionLimits: Sendable, Hashable {
         /// A connection gave back `bytes` of line buffer; returns whether enough was freed since
         /// the last time to hand memory back to the kernel (malloc keeps freed memory otherwise).
         func buffersReleased(_ bytes: Int) -> Bool {
-            state.withLockedValue { state in
+            state.withLock { state in
                 state.releasedSinceTrim += bytes
                 // Every 4 MiB, and once nothing unfinished is held any more.
                 guard state.releasedSinceTrim >= 4 << 20 || (state.unfinishedBytes == 0 && state.releasedSinceTrim >= 256 << 10) else { return false }

@@ -3,7 +3,7 @@ import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +24,7 @@ package final class DescriptorSocketServer: Sendable {
     let responder: any RequestResponder
     let maxConnections: Int
     let logger: Logger
-    let state = NIOLockedValueBox(State())
+    let state = Mutex(State())
     struct State {
         var listener: Int32 = -1
         var open = 0
@@ -66,7 +66,7 @@ package final class DescriptorSocketServer: Sendable {
         }
         let owned: Bool
         if case .path = endpoint { owned = true } else { owned = false }
-        state.withLockedValue {
+        state.withLock {
             $0.listener = listener
             $0.path = path
             $0.owned = owned
@@ -77,11 +77,11 @@ package final class DescriptorSocketServer: Sendable {
     }
 
     /// Where the socket listens, when it is a path.
-    package var path: String? { state.withLockedValue { $0.path } }
+    package var path: String? { state.withLock { $0.path } }
 
     /// Stops accepting; open connections finish their current request.
     package func stop() {
-        let (listener, path, owned) = state.withLockedValue { state -> (Int32, String?, Bool) in
+        let (listener, path, owned) = state.withLock { state -> (Int32, String?, Bool) in
             state.stopped = true
             return (state.listener, state.path, state.owned)
         }
@@ -148,21 +148,21 @@ package final class DescriptorSocketServer: Sendable {
     func acceptLoop(_ listener: Int32) {
         while true {
             let connection = docroute_accept_cloexec(listener)
-            if connection >= 0, state.withLockedValue({ $0.stopped }) {
+            if connection >= 0, state.withLock({ $0.stopped }) {
                 // The wake-up connection of stop() (or one that came as it stopped).
                 Glibc.close(connection)
                 break
             }
             if connection < 0 {
                 let code = errno
-                if state.withLockedValue({ $0.stopped }) { break }
+                if state.withLock({ $0.stopped }) { break }
                 if code == EINTR || code == ECONNABORTED { continue }
                 logger.warning("descriptor socket: accept failed: \(String(cString: strerror(code)))")
                 // EMFILE and the like: let descriptors free up rather than spin.
                 usleep(100_000)
                 continue
             }
-            let admitted: UInt64? = state.withLockedValue { state in
+            let admitted: UInt64? = state.withLock { state in
                 guard state.open < maxConnections else { return nil }
                 state.open += 1
                 defer { state.nextID += 1 }
@@ -176,7 +176,7 @@ package final class DescriptorSocketServer: Sendable {
             }
             let thread = Thread { [self] in
                 serve(connection, id: id)
-                state.withLockedValue { $0.open -= 1 }
+                state.withLock { $0.open -= 1 }
             }
             thread.name = "docroute-fd-conn"
             thread.start()
@@ -255,7 +255,7 @@ package final class DescriptorSocketServer: Sendable {
                 connection.send(.error(id: message.id, code: .badRequest, message: "a \"descriptor\":true line needs exactly one descriptor passed with SCM_RIGHTS together with its first byte; \(line.truncated ? "too many" : String(descriptors.count)) came"))
                 return true
             }
-            connection.passedDescriptor.withLockedValue { $0 = descriptors.removeFirst() }
+            connection.passedDescriptor.withLock { $0 = descriptors.removeFirst() }
         }
         let done = DispatchSemaphore(value: 0)
         let responder = self.responder

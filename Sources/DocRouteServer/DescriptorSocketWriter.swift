@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,14 +10,14 @@ import Glibc
 /// The reading thread owns the descriptor and closes it; others may only shut it down.
 package final class DescriptorSocketWriter: Sendable {
     let descriptor: Int32
-    let failed = NIOLockedValueBox(false)
+    let failed = Mutex(false)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
     func write(_ bytes: [UInt8]) {
-        failed.withLockedValue { failed in
+        failed.withLock { failed in
             guard !failed else { return }
             var sent = 0
             while sent < bytes.count {

@@ -28,6 +28,9 @@ package actor HandlerDispatcher {
         /// Nothing but `subscribed` and then `launch` may go out first: until both are sent, a
         /// commit arriving meanwhile (the actor is re-entered while the ledger is read) waits.
         var launched = false
+        /// The last ledger read found fewer owed than there was room for: everything owed was
+        /// sent, so a document committed now is worth a read even with less than a refill free.
+        var caughtUp = false
     }
 
     let store: any DeliveryStore
@@ -173,7 +176,9 @@ package actor HandlerDispatcher {
             current.repump = false
             subscriptions[key] = current
             let room = window - current.inFlight.count
-            guard room > 0, room >= refillSize || current.inFlight.isEmpty else { return }
+            // Without `caughtUp`, a window filled one commit at a time could stop one short of full
+            // for as long as the handler does not acknowledge.
+            guard room > 0, room >= refillSize || current.inFlight.isEmpty || current.caughtUp else { return }
             let owed: [OwedDelivery]
             do {
                 owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)
@@ -189,6 +194,7 @@ package actor HandlerDispatcher {
                 latest.lastSent = delivery.sequence
                 latest.inFlight[delivery.event.deliveryID] = delivery.sequence
             }
+            latest.caughtUp = owed.count < room
             subscriptions[key] = latest
             if owed.count < room && !latest.repump { return }
         }

@@ -2,9 +2,9 @@ import CDocRouteShim
 import DocRoutePlatform
 import DocRouteProtocol
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -22,23 +22,54 @@ package protocol RequestResponder: Sendable {
 /// connection's identity comes from `SO_PEERCRED`. Connections beyond the ``ConnectionLimits``
 /// (in all, per uid, the room kept for handlers) get a `too-many-connections` error line and are
 /// closed at once, so idle clients cannot starve the others.
-package final class SocketServer: Sendable {
-    let group: any EventLoopGroup
-    let responder: any RequestResponder
-    let limits: ConnectionLimits
-    let ledger: ConnectionLimits.Ledger
-    /// Whether a uid is one that a registered handler runs as (it may use the reserved connections).
-    let isHandlerUser: @Sendable (UInt32) -> Bool
-    let logger: Logger
-    let state = NIOLockedValueBox(State())
-    struct State {
+///
+/// The listener and every connection are `NIOAsyncChannel`s served by one task group: a
+/// connection is one child task that reads its lines and answers them in order. Back-pressure is
+/// NIO's: reading pauses while lines wait to be answered, and while the replies pile up unread.
+///
+/// States: `initial` → ``start(_:)`` → `running` → ``stop()`` (the listener closes; open
+/// connections go on) → `shuttingDown` → ``closeConnections()`` → `finished`.
+package actor SocketServer {
+    enum State {
+        case initial
+        /// Accepting: the listening channel, the task serving it and its connections, and the
+        /// socket file this server bound (the only one it may remove; nil when systemd passed it).
+        case running(listener: any Channel, serving: Task<Void, Never>, boundFile: BoundFile?)
+        /// The listener is closed; connections already open are still served.
+        case shuttingDown(serving: Task<Void, Never>)
+        case finished
+    }
+
+    /// A socket file by identity: a file another daemon bound at the same path since is not ours.
+    struct BoundFile: Sendable {
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// What an accepted connection became in the child channel's initializer.
+    enum Accepted: Sendable {
+        case admitted(NIOAsyncChannel<ByteBuffer, ByteBuffer>, PeerCredentials)
+        /// Over a limit: it is sent its error line and closed by ``RefusingHandler``.
+        case refused
+    }
+
+    /// Connection ids and the rate limit of refusal warnings, touched from the event loop.
+    struct Counters {
         var nextID: UInt64 = 1
-        var channel: (any Channel)?
-        /// The socket file this server bound (device, inode), the only one it may remove.
-        var boundFile: (path: String, device: UInt64, inode: UInt64)?
         var refusedSinceLog = 0
         var lastRefusalLog: ContinuousClock.Instant?
     }
+
+    nonisolated let group: any EventLoopGroup
+    nonisolated let responder: any RequestResponder
+    nonisolated let limits: ConnectionLimits
+    nonisolated let ledger: ConnectionLimits.Ledger
+    /// Whether a uid is one that a registered handler runs as (it may use the reserved connections).
+    nonisolated let isHandlerUser: @Sendable (UInt32) -> Bool
+    nonisolated let logger: Logger
+    nonisolated let counters = Mutex(Counters())
+    var state = State.initial
 
     package init(group: any EventLoopGroup, responder: any RequestResponder, limits: ConnectionLimits,
                 isHandlerUser: @escaping @Sendable (UInt32) -> Bool = { _ in false }, logger: Logger) {
@@ -50,7 +81,7 @@ package final class SocketServer: Sendable {
         self.logger = logger
     }
 
-    package convenience init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
+    package init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
         self.init(group: group, responder: responder, limits: ConnectionLimits(maxConnections: maxConnections), logger: logger)
     }
 
@@ -63,15 +94,17 @@ package final class SocketServer: Sendable {
         case descriptor(Int32)
     }
 
-    /// Starts accepting.
+    /// Starts accepting; returns once the socket listens. A server starts once.
     package func start(_ endpoint: Endpoint) async throws {
+        guard case .initial = state else {
+            throw LifecycleError(message: "the socket server was started already (it is \(stateName)); a server starts once: make a new one")
+        }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384, maximum: 65536))
-            .childChannelInitializer { [self] channel in
-                self.accept(channel)
-            }
-        let channel: any Channel
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { [self] channel in self.accept(channel) }
+        let listener: NIOAsyncChannel<Accepted, Never>
+        var boundFile: BoundFile?
         switch endpoint {
         case .path(let path):
             try Self.removeStaleSocket(at: path)
@@ -80,7 +113,7 @@ package final class SocketServer: Sendable {
             // next daemon would take it for a live one.
             let descriptor = try Self.bindListening(path: path)
             do {
-                channel = try await bootstrap.withBoundSocket(descriptor).get()
+                listener = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
             } catch {
                 close(descriptor)
                 unlink(path)
@@ -90,12 +123,35 @@ package final class SocketServer: Sendable {
             chmod(path, 0o666)
             var info = stat()
             if lstat(path, &info) == 0 {
-                state.withLockedValue { $0.boundFile = (path, UInt64(info.st_dev), UInt64(info.st_ino)) }
+                boundFile = BoundFile(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
             }
         case .descriptor(let fd):
-            channel = try await bootstrap.withBoundSocket(fd).get()
+            listener = try await bootstrap.bind(fd, childChannelInitializer: initializer)
         }
-        state.withLockedValue { $0.channel = channel }
+        let serving = Task { await self.serve(listener) }
+        state = .running(listener: listener.channel, serving: serving, boundFile: boundFile)
+    }
+
+    /// Accepts until the listener closes, each connection a child task of one group; returns
+    /// once the last connection has ended.
+    nonisolated func serve(_ listener: NIOAsyncChannel<Accepted, Never>) async {
+        do {
+            try await listener.executeThenClose { accepted in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await connection in accepted {
+                            guard case .admitted(let channel, let credentials) = connection else { continue }
+                            group.addTask { await self.serve(channel, credentials: credentials) }
+                        }
+                    } catch {
+                        // The listener failed (or the task was cancelled): open connections go on.
+                        self.logger.debug("socket: accepting ended: \(error)")
+                    }
+                }
+            }
+        } catch {
+            logger.debug("socket: the listener could not be closed: \(error)")
+        }
     }
 
     /// The file system path a bound Unix socket descriptor listens on, or nil (not a Unix socket,
@@ -117,22 +173,50 @@ package final class SocketServer: Sendable {
         }
     }
 
-    /// Stops accepting and closes the listening socket (open connections finish on their own), and
-    /// removes the socket file if it is still the one this server bound: never one that another
-    /// daemon bound since, nor one systemd passed.
+    /// Stops accepting and closes the listening socket (open connections go on until
+    /// ``closeConnections()``), and removes the socket file if it is still the one this server
+    /// bound: never one that another daemon bound since, nor one systemd passed. Stopping a
+    /// server that is stopping or stopped already does nothing.
     package func stop() async {
-        let (channel, bound) = state.withLockedValue { ($0.channel, $0.boundFile) }
-        try? await channel?.close()
-        if let bound {
-            var info = stat()
-            if lstat(bound.path, &info) == 0, UInt64(info.st_dev) == bound.device, UInt64(info.st_ino) == bound.inode {
-                unlink(bound.path)
+        switch state {
+        case .initial:
+            state = .finished
+        case .running(let listener, let serving, let bound):
+            state = .shuttingDown(serving: serving)
+            try? await listener.close()
+            if let bound {
+                var info = stat()
+                if lstat(bound.path, &info) == 0, UInt64(info.st_dev) == bound.device, UInt64(info.st_ino) == bound.inode {
+                    unlink(bound.path)
+                }
             }
+        case .shuttingDown, .finished:
+            break
         }
     }
 
+    /// Ends every open connection (a request being answered is cancelled) and waits for them;
+    /// the last step of a shutdown. Stops the server first if need be.
+    package func closeConnections() async {
+        await stop()
+        guard case .shuttingDown(let serving) = state else { return }
+        serving.cancel()
+        await serving.value
+        state = .finished
+    }
+
     /// Open connections now.
-    package var openConnections: Int { ledger.openConnections }
+    package nonisolated var openConnections: Int { ledger.openConnections }
+
+    /// The state's name, for errors.
+    var stateName: String {
+        switch state {
+        case .initial: "not started"
+        case .running: "running"
+        case .shuttingDown: "shutting down"
+        case .finished: "stopped"
+        }
+    }
 
     /// A Unix stream socket bound to `path` and listening, close-on-exec and non-blocking.
     static func bindListening(path: String) throws -> Int32 {
@@ -192,75 +276,37 @@ package final class SocketServer: Sendable {
         unlink(path)
     }
 
-    func accept(_ channel: any Channel) -> EventLoopFuture<Void> {
-        Self.peerCredentials(of: channel).flatMap { credentials in
+    /// On the event loop, before the connection is handed to the accepting task: reads the peer's
+    /// credentials and takes a slot for it, or refuses it there and then, so a flood of
+    /// connections over the limit costs no task.
+    nonisolated func accept(_ channel: any Channel) -> EventLoopFuture<Accepted> {
+        Self.peerCredentials(of: channel).flatMapThrowing { credentials in
             if let refusal = self.ledger.admit(credentials, isHandlerUser: credentials.uid != 0 && self.isHandlerUser(credentials.uid)) {
                 self.logRefusal(refusal, peer: credentials)
                 let line = DaemonMessage.error(id: nil, code: .tooManyConnections, message: refusal).encodedLine()
                 // The channel is not active yet inside the initializer: refuse once it is.
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
-                }
+                try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
+                return .refused
             }
-            let id = self.state.withLockedValue { state in
-                defer { state.nextID += 1 }
-                return state.nextID
-            }
-            return self.serve(channel, id: id, credentials: credentials)
+            // The slot is given back however the connection ends, served or not.
+            channel.closeFuture.whenComplete { [ledger = self.ledger] _ in ledger.release(credentials) }
+            let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            return .admitted(wrapped, credentials)
         }
     }
 
     /// One warning a second at most, with the count refused since: a flood must not flood the journal.
-    func logRefusal(_ refusal: String, peer: PeerCredentials) {
-        let refused: Int? = state.withLockedValue { state in
-            state.refusedSinceLog += 1
+    nonisolated func logRefusal(_ refusal: String, peer: PeerCredentials) {
+        let refused: Int? = counters.withLock { counters in
+            counters.refusedSinceLog += 1
             let now = ContinuousClock.now
-            if let last = state.lastRefusalLog, now - last < .seconds(1) { return nil }
-            state.lastRefusalLog = now
-            defer { state.refusedSinceLog = 0 }
-            return state.refusedSinceLog
+            if let last = counters.lastRefusalLog, now - last < .seconds(1) { return nil }
+            counters.lastRefusalLog = now
+            defer { counters.refusedSinceLog = 0 }
+            return counters.refusedSinceLog
         }
         if let refused {
             logger.warning("connection refused: \(refusal)", metadata: ["peer": "\(peer)", "refused": "\(refused)"])
-        }
-    }
-
-    func serve(_ channel: any Channel, id: UInt64, credentials: PeerCredentials) -> EventLoopFuture<Void> {
-        let connection = ClientConnection(id: id, credentials: credentials, channel: channel)
-        let (frames, continuation) = AsyncStream.makeStream(of: LineFramer.Frame.self, bufferingPolicy: .unbounded)
-        let responder = self.responder
-        let logger = self.logger
-        let backpressure = ReadBackpressure(channel: channel)
-        channel.closeFuture.whenComplete { [ledger] _ in
-            ledger.release(credentials)
-            continuation.finish()
-        }
-        Task {
-            for await frame in frames {
-                defer { backpressure.lineHandled() }
-                switch frame {
-                case .line(let bytes):
-                    let message: ClientMessage
-                    do throws(ProtocolError) {
-                        message = try ClientMessage(decoding: bytes)
-                    } catch {
-                        connection.send(.error(error))
-                        continue
-                    }
-                    await responder.respond(to: message, from: connection)
-                case .lineTooLong:
-                    connection.send(.error(id: nil, code: .badRequest, message: "line longer than \(WireProtocol.maximumLineLength) bytes; the connection is closed"))
-                    connection.close()
-                case .incompleteLine:
-                    logger.debug("connection closed in the middle of a line", metadata: ["peer": "\(credentials)"])
-                }
-            }
-            await responder.connectionClosed(connection)
-        }
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(LineReadHandler(
-                continuation: continuation, backpressure: backpressure, connection: connection,
-                ledger: ledger, idleTimeout: limits.idleTimeout, logger: logger))
         }
     }
 
@@ -280,128 +326,6 @@ package final class SocketServer: Sendable {
     }
 }
 
-/// Splits a connection's bytes into protocol lines, keeps the connection's unfinished line within
-/// the limit for all connections together, and closes it when idle too long before subscribing.
-package final class LineReadHandler: ChannelInboundHandler, @unchecked Sendable {
-    package typealias InboundIn = ByteBuffer
-    // Touched only on the channel's event loop.
-    var framer = LineFramer()
-    let continuation: AsyncStream<LineFramer.Frame>.Continuation
-    let backpressure: ReadBackpressure
-    let connection: ClientConnection?
-    let ledger: ConnectionLimits.Ledger?
-    let idleTimeout: Duration
-    let logger: Logger?
-    /// Bytes of the unfinished line counted in the ledger.
-    var unfinished = 0
-    var lastRead = NIODeadline.now()
-    var idleCheck: Scheduled<Void>?
-    /// Closed for holding too much of an unfinished line: what still arrives is dropped.
-    var refused = false
-
-    init(continuation: AsyncStream<LineFramer.Frame>.Continuation, backpressure: ReadBackpressure,
-         connection: ClientConnection? = nil, ledger: ConnectionLimits.Ledger? = nil, idleTimeout: Duration = .seconds(60), logger: Logger? = nil) {
-        self.continuation = continuation
-        self.backpressure = backpressure
-        self.connection = connection
-        self.ledger = ledger
-        self.idleTimeout = idleTimeout
-        self.logger = logger
-    }
-
-    package func handlerAdded(context: ChannelHandlerContext) {
-        scheduleIdleCheck(channel: context.channel, after: idleTimeout)
-    }
-
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refused else { return }
-        lastRead = .now()
-        let buffer = Self.unwrapInboundIn(data)
-        let frames = buffer.withUnsafeReadableBytes { framer.feed($0) }
-        if let ledger {
-            let now = framer.bufferedByteCount
-            let within = ledger.unfinishedLineChanged(from: unfinished, to: now)
-            unfinished = now
-            if !within {
-                refuseUnfinishedLine(context: context, limit: ledger.limits.maxUnfinishedLineBytes)
-                return
-            }
-        }
-        guard !frames.isEmpty else { return }
-        backpressure.linesQueued(frames.count)
-        for frame in frames { continuation.yield(frame) }
-    }
-
-    /// All connections together hold too much of unfinished lines, and this one's just grew: its
-    /// half line is dropped, the memory given back, and the connection closed with a reason.
-    func refuseUnfinishedLine(context: ChannelHandlerContext, limit: Int) {
-        refused = true
-        _ = framer.finish()
-        releaseUnfinished()
-        logger?.warning("connection closed: unfinished lines of all clients over max_unfinished_line_bytes", metadata: [
-            "peer": "\(connection?.credentials.description ?? "?")", "limit": "\(limit)",
-        ])
-        let line = DaemonMessage.error(id: nil, code: .badRequest, message: "the daemon holds \(limit) bytes of unfinished lines from all clients (max_unfinished_line_bytes); your line is dropped and the connection closed: send whole lines, each ended by a newline").encodedLine()
-        var buffer = context.channel.allocator.buffer(capacity: line.count)
-        buffer.writeBytes(line)
-        let channel = context.channel
-        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
-        channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-    }
-
-    /// Gives the unfinished line's bytes back to the ledger, and memory back to the kernel when
-    /// enough was freed (glibc keeps freed memory otherwise: 250 half lines of 1 MiB stayed resident).
-    func releaseUnfinished() {
-        guard let ledger else { return }
-        let released = unfinished
-        _ = ledger.unfinishedLineChanged(from: unfinished, to: 0)
-        unfinished = 0
-        if released > 0, ledger.buffersReleased(released) {
-            _ = docroute_release_free_memory()
-        }
-    }
-
-    /// Closes a connection that sent nothing for `idleTimeout`, has no request in hand and has
-    /// not subscribed: a subscribed handler may wait as long as it likes for documents.
-    func scheduleIdleCheck(channel: any Channel, after delay: Duration) {
-        guard connection != nil else { return }
-        let timeout = TimeAmount.nanoseconds(idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000)
-        let wait = TimeAmount.nanoseconds(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
-        idleCheck = channel.eventLoop.scheduleTask(in: wait) { [self] in
-            guard let connection, !connection.isSubscribed, channel.isActive else { return }
-            let idleFor = NIODeadline.now() - lastRead
-            if idleFor >= timeout && backpressure.isIdle {
-                logger?.debug("connection closed: idle without subscribing", metadata: ["peer": "\(connection.credentials)"])
-                channel.close(promise: nil)
-            } else {
-                let next = idleFor >= timeout ? timeout : timeout - idleFor
-                scheduleIdleCheck(channel: channel, after: .nanoseconds(next.nanoseconds))
-            }
-        }
-    }
-
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
-        backpressure.writabilityChanged(context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
-    package func channelInactive(context: ChannelHandlerContext) {
-        idleCheck?.cancel()
-        idleCheck = nil
-        releaseUnfinished()
-        if let last = framer.finish() {
-            backpressure.linesQueued(1)
-            continuation.yield(last)
-        }
-        continuation.finish()
-        context.fireChannelInactive()
-    }
-
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-}
-
 /// Sends one error line to a connection over the cap, then closes it.
 package final class RefusingHandler: ChannelInboundHandler, Sendable {
     package typealias InboundIn = ByteBuffer
@@ -414,7 +338,8 @@ package final class RefusingHandler: ChannelInboundHandler, Sendable {
     package func channelActive(context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: line.count)
         buffer.writeBytes(line)
-        context.writeAndFlush(NIOAny(buffer)).whenComplete { [context] _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {}

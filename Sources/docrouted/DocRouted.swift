@@ -201,11 +201,19 @@ struct DaemonService: Service {
             group.addTask {
                 for await _ in hangups {
                     logger.info("SIGHUP: reloading handlers")
-                    await daemon.reload()
+                    do {
+                        try await daemon.reload()
+                    } catch {
+                        logger.notice("SIGHUP: \(error)")
+                    }
                 }
             }
             group.addTask {
-                await cancelWhenGracefulShutdown { await daemon.run() }
+                do {
+                    try await cancelWhenGracefulShutdown { try await daemon.run() }
+                } catch {
+                    logger.error("\(error)")
+                }
             }
             await group.next()
             group.cancelAll()
