@@ -102,10 +102,8 @@ extension DeliveryLedger {
         }
     }
 
-    static func fileStatus(_ path: String) -> SystemCall.FileStatus? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return SystemCall.FileStatus(info)
+    static func fileStatus(_ path: String) -> FileStatus? {
+        (try? FilePath(path).stat(followTargetSymlink: false)).map(FileStatus.init)
     }
 
     /// Checks that the ledger and its write-ahead log are still the files opened: SQLite goes on
@@ -114,7 +112,7 @@ extension DeliveryLedger {
     /// - Throws: ``DeliveryError`` `ledger-damaged` (also reported to ``onDamage(_:)``).
     public func confirmInPlace() throws {
         let (ledger, log) = identity.withLock { $0 }
-        func same(_ expected: SystemCall.FileStatus?, _ path: String) -> Bool {
+        func same(_ expected: FileStatus?, _ path: String) -> Bool {
             guard let expected else { return true }
             guard let found = Self.fileStatus(path) else { return false }
             return found.device == expected.device && found.inode == expected.inode

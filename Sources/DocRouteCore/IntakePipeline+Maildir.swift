@@ -2,6 +2,7 @@ import DocRouteMail
 import DocRouteProtocol
 import Foundation
 import Logging
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,14 @@ extension IntakePipeline {
     func scanMaildir(_ index: Int) {
         let inbox = configuration.inboxes[index]
         guard let rootFD = folders[inbox.path] ?? openFolder(inbox.path) else { return }
-        for mailbox in MaildirLayout.mailboxes(in: rootFD) {
+        let mailboxes: [MaildirMailbox]
+        do {
+            mailboxes = try MaildirLayout.mailboxes(in: rootFD)
+        } catch {
+            logger.error("maildir cannot be listed; its mailboxes are looked at again at the next change there: \(error)", metadata: ["path": "\(inbox.path)"])
+            return
+        }
+        for mailbox in mailboxes {
             watchMaildirMailbox(index, mailbox)
         }
     }
@@ -61,7 +69,8 @@ extension IntakePipeline {
             logger.error("maildir folder cannot be watched: \(error)", metadata: ["path": "\(folderPath)"])
             return
         }
-        if let rootFD = folders[path], MaildirLayout.hasNewFolder(name, in: rootFD) {
+        if let rootFD = folders[path], let component = FilePath.Component(platformBytes: name),
+           MaildirLayout.hasNewFolder(component, in: rootFD) {
             watchMaildirMailbox(index, mailbox)
         }
     }
@@ -89,8 +98,8 @@ extension IntakePipeline {
         }
         guard let fd = folders[newPath] ?? openFolder(newPath) else { return }
         var found = 0
-        for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && MaildirMessageName.isMessage(entry.name) {
-            enqueue(.init(folder: folder, name: entry.name))
+        for entry in listing(of: fd, path: newPath) where !entry.isDirectory && MaildirMessageName.isMessage(entry.nameBytes) {
+            enqueue(.init(folder: folder, name: entry.nameBytes))
             found += 1
         }
         if found > 0 { logger.info("scan found waiting messages", metadata: ["path": "\(newPath)", "count": "\(found)"]) }

@@ -3,6 +3,7 @@ import DocRouteProtocol
 import DocRouteTypes
 import Foundation
 import Logging
+import SystemPackage
 
 /// Takes files from the inboxes to the delivery backend: watch before scan, one queue, batches.
 ///
@@ -195,11 +196,12 @@ actor IntakePipeline {
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
         guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
         var found = 0
-        for entry in DirectoryListing.entries(of: fd) {
+        for entry in listing(of: fd, path: inbox.path) {
+            let name = entry.nameBytes
             if entry.isDirectory {
-                addMailbox(inbox: index, name: entry.name)
-            } else if !InboxNames.isInProgress(entry.name) {
-                enqueue(.init(folder: root, name: entry.name))
+                addMailbox(inbox: index, name: name)
+            } else if !InboxNames.isInProgress(name) {
+                enqueue(.init(folder: root, name: name))
                 found += 1
             }
         }
@@ -232,12 +234,26 @@ actor IntakePipeline {
     /// file landing in between is seen either way.
     func queueEntries(of folder: WatchedFolder) {
         guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
-            if entry.isDirectory && !isPackageFolder(entry.name) {
-                nestedFolderAppeared(in: folder, name: entry.name)
+        for entry in listing(of: fd, path: folder.path) {
+            let name = entry.nameBytes
+            guard !InboxNames.isInProgress(name) else { continue }
+            if entry.isDirectory && !isPackageFolder(name) {
+                nestedFolderAppeared(in: folder, name: name)
             } else {
-                enqueue(.init(folder: folder, name: entry.name))
+                enqueue(.init(folder: folder, name: name))
             }
+        }
+    }
+
+    /// The entries of a watched folder. A folder that cannot be read is logged and taken as
+    /// empty for this scan: its watch stays, so the next file arriving there is seen, and the
+    /// next start scans it again.
+    func listing(of fd: Int32, path: String) -> [DirectoryEntry] {
+        do {
+            return try FileDescriptor(rawValue: fd).directoryEntries()
+        } catch {
+            logger.error("folder cannot be listed; files already waiting there are taken at the next start: \(error)", metadata: ["path": "\(path)"])
+            return []
         }
     }
 

@@ -96,7 +96,7 @@ public enum LedgerRebuild {
                 for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
                     guard !SandboxWriter.isTemporaryName(name), !DeliveryBatch.isPackageTemporary(name) else { continue }
                     let file = folder + "/" + name
-                    let found: (status: SystemCall.FileStatus, sha256: String, head: [UInt8])
+                    let found: (status: FileStatus, sha256: String, head: [UInt8])
                     do {
                         guard let measured = try measure(file) else { continue }
                         found = measured
@@ -154,14 +154,14 @@ public enum LedgerRebuild {
 
     /// A regular file's or a package folder's status, SHA-256 and first bytes; nil for anything
     /// else (links, FIFOs: never delivered by docrouted).
-    static func measure(_ path: String) throws -> (status: SystemCall.FileStatus, sha256: String, head: [UInt8])? {
+    static func measure(_ path: String) throws -> (status: FileStatus, sha256: String, head: [UInt8])? {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ELOOP { return nil }
             throw DeliveryError(errno: Errno(rawValue: errno), operation: "read", path: path)
         }
         defer { close(descriptor) }
-        let status = try SystemCall.status(of: FileDescriptor(rawValue: descriptor), describing: path)
+        let status = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: descriptor).status() }
         if status.isDirectory {
             let (size, sha256) = try PackageTree.digest(of: descriptor, describing: path)
             var measured = status
@@ -175,7 +175,7 @@ public enum LedgerRebuild {
         var head: [UInt8] = []
         var offset: Int64 = 0
         while true {
-            let count = try SystemCall.read(FileDescriptor(rawValue: descriptor), into: buffer, at: offset, describing: path)
+            let count = try DeliveryError.performing("read", path) { try FileDescriptor(rawValue: descriptor).read(into: buffer, atOffset: offset) }
             if count == 0 { break }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             if head.isEmpty { head = Array(bytes.prefix(4096)) }

@@ -48,13 +48,16 @@ final class MaildirMessageReader: Sendable {
     /// Removes the temporary files a crash left behind.
     func removeLeftovers() {
         var removed = 0
-        for entry in DirectoryListing.entries(of: scratchNumber) where !entry.isDirectory {
-            if entry.name.starts(with: Array(".docroute-mail-".utf8)) {
-                let gone = (entry.name + [0]).withUnsafeBufferPointer { name in
-                    name.withMemoryRebound(to: CChar.self) { unlinkat(scratchNumber, $0.baseAddress!, 0) == 0 }
-                }
-                if gone { removed += 1 }
-            }
+        let entries: [DirectoryEntry]
+        do {
+            entries = try scratch.directoryEntries()
+        } catch {
+            // Only leftovers go unremoved: scratch files have unique names, so none is in the way.
+            logger.warning("mail scratch folder cannot be listed; files an interrupted run left there stay: \(error)", metadata: ["path": "\(scratchPath)"])
+            return
+        }
+        for entry in entries where !entry.isDirectory && entry.name.string.hasPrefix(".docroute-mail-") {
+            if (try? scratch.unlink(entry.name)) == true { removed += 1 }
         }
         if removed > 0 { logger.info("removed mail scratch files left by an interrupted run", metadata: ["count": "\(removed)", "path": "\(scratchPath)"]) }
     }

@@ -76,11 +76,11 @@ final class MaildirScratchSink: AttachmentSink {
             // Over the limit: stop writing and give the space back now rather than at the end.
             currentOversized = true
             self.current = nil
-            SystemCall.close(current.descriptor)
+            current.descriptor.closeIgnoringErrors()
             _ = unlinkat(scratch.rawValue, current.name, 0)
             return
         }
-        try SystemCall.writeAll(current.descriptor, bytes, describing: scratchPath + "/" + current.name)
+        try DeliveryError.performing("write", scratchPath + "/" + current.name) { try current.descriptor.writeAll(from: bytes) }
         currentSize += Int64(bytes.count)
     }
 
@@ -95,7 +95,7 @@ final class MaildirScratchSink: AttachmentSink {
         }
         guard let finished = current else { return }
         current = nil
-        SystemCall.close(finished.descriptor)
+        finished.descriptor.closeIgnoringErrors()
         attachments.append(MaildirAttachment(
             temporaryName: finished.name, temporaryPath: scratchPath + "/" + finished.name,
             fileName: info.fileName, mimeType: info.mimeType, size: size, partPath: info.partPath,
@@ -121,18 +121,18 @@ final class MaildirScratchSink: AttachmentSink {
         do {
             while offset < range.upperBound {
                 let wantedCount = Int(min(Int64(buffer.count), range.upperBound - offset))
-                let count = try SystemCall.read(message, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wantedCount]), at: offset, describing: messagePath)
+                let count = try DeliveryError.performing("read", messagePath) { try message.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wantedCount]), atOffset: offset) }
                 // The message shrank under us: what is there is what is delivered.
                 if count == 0 { break }
-                try SystemCall.writeAll(file.descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), describing: scratchPath + "/" + file.name)
+                try DeliveryError.performing("write", scratchPath + "/" + file.name) { try file.descriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
                 offset += Int64(count)
             }
         } catch {
-            SystemCall.close(file.descriptor)
+            file.descriptor.closeIgnoringErrors()
             _ = unlinkat(scratch.rawValue, file.name, 0)
             throw error
         }
-        SystemCall.close(file.descriptor)
+        file.descriptor.closeIgnoringErrors()
         let copied = offset - range.lowerBound
         attachments.append(MaildirAttachment(
             temporaryName: file.name, temporaryPath: scratchPath + "/" + file.name,
@@ -146,7 +146,7 @@ final class MaildirScratchSink: AttachmentSink {
     /// After a failure: closes the open file and removes every file this sink made.
     func discardAll() {
         if let current {
-            SystemCall.close(current.descriptor)
+            current.descriptor.closeIgnoringErrors()
             _ = unlinkat(scratch.rawValue, current.name, 0)
         }
         current = nil

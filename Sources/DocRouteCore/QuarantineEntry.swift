@@ -15,7 +15,7 @@ enum QuarantineEntry {
             defer { close(fd) }
             var info = stat()
             if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                let status = SystemCall.FileStatus(
+                let status = FileStatus(
                     device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mode: UInt32(info.st_mode), linkCount: UInt64(info.st_nlink),
                     userID: info.st_uid, groupID: info.st_gid, size: Int64(info.st_size),
                     modificationTimeNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
