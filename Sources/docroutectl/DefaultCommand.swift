@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteCore
 import DocRouteHandlers
 import Foundation
 
