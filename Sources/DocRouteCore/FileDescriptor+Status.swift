@@ -85,8 +85,14 @@ extension FileDescriptor {
     /// `fstatat(2)` of one name in this folder, never following a symbolic link; `nil` if there
     /// is no such name.
     public func status(of name: FilePath.Component) throws(Errno) -> FileStatus? {
+        try stat(of: name).map(FileStatus.init)
+    }
+
+    /// `fstatat(2)` of one name in this folder as swift-system's whole `Stat` (for the times
+    /// ``FileStatus`` leaves out), never following a symbolic link; `nil` if there is no such name.
+    public func stat(of name: FilePath.Component) throws(Errno) -> Stat? {
         do throws(Errno) {
-            return FileStatus(try FilePath(root: nil, [name]).stat(relativeTo: self, flags: .symlinkNoFollow))
+            return try FilePath(root: nil, [name]).stat(relativeTo: self, flags: .symlinkNoFollow)
         } catch .noSuchFileOrDirectory {
             return nil
         }

@@ -44,6 +44,16 @@ extension FileDescriptor {
         return FileDescriptor(rawValue: raw)
     }
 
+    /// `open(2)` of a path (for files docrouted's own configuration names, such as the ledger);
+    /// `flags` gets `O_CLOEXEC` and `O_NOFOLLOW` added, so a symbolic link as the last component
+    /// fails with `ELOOP` (the folders on the way are the administrator's to link).
+    public static func open(atPath path: FilePath, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        let raw = try path.withPlatformString { cPath in
+            Errno.result { Glibc.open(cPath, flags | O_CLOEXEC | O_NOFOLLOW, permissions) }
+        }.get()
+        return FileDescriptor(rawValue: raw)
+    }
+
     /// `openat(2)` of one name in this folder; `flags` gets `O_CLOEXEC` and `O_NOFOLLOW` added, so
     /// a symbolic link there fails with `ELOOP`.
     public func open(_ name: FilePath.Component, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
@@ -82,6 +92,16 @@ extension FileDescriptor {
     /// retried; other errors cannot be acted upon once the data was synced, so they are ignored.
     public func closeIgnoringErrors() {
         _ = Glibc.close(rawValue)
+    }
+
+    /// `fcntl(F_GETFL)`: the access mode and status flags (`O_NONBLOCK`, `O_PATH`...) of the open file.
+    public func statusFlags() throws(Errno) -> CInt {
+        try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_GETFL) }
+    }
+
+    /// `fcntl(F_SETFL)`: sets the status flags that can change (`O_NONBLOCK`, `O_APPEND`...).
+    public func setStatusFlags(_ flags: CInt) throws(Errno) {
+        _ = try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_SETFL, flags) }
     }
 
     // MARK: Names
@@ -166,6 +186,11 @@ extension FileDescriptor {
     /// position of `destination`; 0 at the end.
     public func copyFileRange(from offset: inout Int64, to destination: FileDescriptor, count: Int) throws(Errno) -> Int {
         try Errno.retryingOnInterrupt { docroute_copy_file_range_at(self.rawValue, &offset, destination.rawValue, nil, count) }
+    }
+
+    /// `ftruncate(2)`: cuts the file to `size` bytes (or extends it with zeros).
+    public func truncate(to size: Int64) throws(Errno) {
+        _ = try Errno.retryingOnInterrupt { Glibc.ftruncate(self.rawValue, off_t(size)) }
     }
 
     /// `fsync(2)`: data and metadata, including a folder's entries.

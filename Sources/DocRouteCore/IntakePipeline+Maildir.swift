@@ -298,17 +298,26 @@ extension IntakePipeline {
     /// marks a message read, so the user still finds it.
     func markRead(_ message: MessageInProgress) {
         let curPath = String(message.arrival.folder.path.dropLast(MaildirLayout.newFolder.count)) + MaildirLayout.curFolder
-        var curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if curFD < 0 && errno == ENOENT {
-            // Made only now, never while watching: an MDA creating the folder would trip over it.
-            _ = mkdir(curPath, 0o700)
-            curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        }
-        guard curFD >= 0 else {
-            logger.error("message delivered but cur/ cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(curPath)"])
+        let curFolder: FileDescriptor
+        do {
+            // Through the open new/ folder's parent: the mailbox whose new/ was read, whatever
+            // happened to the path since.
+            let mailbox = try FileDescriptor(rawValue: message.newFolder).openDirectory("..")
+            defer { mailbox.closeIgnoringErrors() }
+            let cur = FilePath.Component(MaildirLayout.curFolder)!
+            do throws(Errno) {
+                curFolder = try mailbox.openDirectory(cur)
+            } catch .noSuchFileOrDirectory {
+                // Made only now, never while watching: an MDA creating the folder would trip over it.
+                try mailbox.makeDirectory(cur, permissions: 0o700)
+                curFolder = try mailbox.openDirectory(cur)
+            }
+        } catch {
+            logger.error("message delivered but cur/ cannot be opened: \(error)", metadata: ["path": "\(curPath)"])
             return
         }
-        defer { close(curFD) }
+        let curFD = curFolder.rawValue
+        defer { curFolder.closeIgnoringErrors() }
         do {
             switch try MaildirMessageName.markRead(
                 message.arrival.name, newFolder: .init(rawValue: message.newFolder), curFolder: .init(rawValue: curFD),

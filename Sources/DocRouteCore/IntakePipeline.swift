@@ -128,15 +128,12 @@ actor IntakePipeline {
             if folder.role == .maildirNew { return enqueue(.init(folder: folder, name: name)) }
             guard folder.role == .drop else { return }
             // Only entries that will never see a close-after-write are taken now.
-            guard let fd = folders[folder.path] else { return }
-            var info = stat()
-            let found = (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-                fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
-            }
-            let kind = info.st_mode & S_IFMT
+            guard let fd = folders[folder.path], let component = FilePath.Component(platformBytes: name) else { return }
+            // Gone, or not to be inspected now: its close-after-write, or the next scan, brings it.
+            guard let found = try? FileDescriptor(rawValue: fd).status(of: component) else { return }
             // A new hard link to an existing file is complete at once and sees no close-after-write.
-            let hardLink = kind == S_IFREG && info.st_nlink > 1
-            if found && (hardLink || (kind != S_IFREG && kind != S_IFDIR)) { enqueue(.init(folder: folder, name: name)) }
+            let hardLink = found.isRegularFile && found.linkCount > 1
+            if hardLink || (!found.isRegularFile && !found.isDirectory) { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name, let movedIn):
             switch folder.role {
             case .drop: folderAppeared(in: folder, name: name, movedIn: movedIn)
@@ -259,13 +256,14 @@ actor IntakePipeline {
 
     func openFolder(_ path: String) -> Int32? {
         if let fd = folders[path] { return fd }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            logger.error("folder cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(path)"])
+        do {
+            let fd = try FileDescriptor.openDirectory(atPath: FilePath(path)).rawValue
+            folders[path] = fd
+            return fd
+        } catch {
+            logger.error("folder cannot be opened: \(error)", metadata: ["path": "\(path)"])
             return nil
         }
-        folders[path] = fd
-        return fd
     }
 
     /// Waits until fewer than ``batchesInFlightLimit`` file batches are in flight, then takes a
@@ -452,12 +450,8 @@ actor IntakePipeline {
     /// Time since the file's inode last changed (`st_ctime`: data, size, times or mode); nil
     /// when it is gone (the retry then finds it gone and settles it).
     func timeSinceLastChange(_ arrival: ArrivalQueue.Arrival) -> Duration? {
-        guard let fd = folders[arrival.folder.path] else { return nil }
-        var info = stat()
-        let found = (arrival.name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-            fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
-        }
-        guard found else { return nil }
+        guard let fd = folders[arrival.folder.path], let component = FilePath.Component(platformBytes: arrival.name),
+              let info = try? FileDescriptor(rawValue: fd).stat(of: component) else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)

@@ -36,7 +36,7 @@ public struct MaildirExtraction: Sendable {
     /// already gone is fine.
     public func removeTemporaryFiles(in scratch: FileDescriptor) {
         for attachment in attachments {
-            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+            scratch.removeIfPresent(attachment.temporaryName)
         }
     }
 }

@@ -27,12 +27,11 @@ final class MaildirMessageReader: Sendable {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw DeliveryError(errno: Errno(rawValue: errno), operation: "create the mail scratch folder", path: path)
         }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "open the mail scratch folder", path: path)
+        let fd = try DeliveryError.performing("open the mail scratch folder", path) {
+            try FileDescriptor.openDirectory(atPath: FilePath(path))
         }
         scratchPath = path
-        scratchNumber = fd
+        scratchNumber = fd.rawValue
         self.maximumAttachmentSize = maximumAttachmentSize
         self.logger = logger
         pool = NIOThreadPool(numberOfThreads: 1)
@@ -74,6 +73,6 @@ final class MaildirMessageReader: Sendable {
 
     /// Removes one temporary file (an attachment not delivered); a file already gone is fine.
     func discard(_ temporaryName: String) {
-        _ = unlinkat(scratchNumber, temporaryName, 0)
+        scratch.removeIfPresent(temporaryName)
     }
 }

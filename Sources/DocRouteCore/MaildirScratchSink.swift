@@ -61,11 +61,16 @@ final class MaildirScratchSink: AttachmentSink {
                 var generator = SystemRandomNumberGenerator()
                 name = ".docroute-mail-\(tag)-\(partPath)-\(String(generator.next() as UInt32, radix: 16))"
             }
-            let descriptor = openat(scratch.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if descriptor >= 0 { return (FileDescriptor(rawValue: descriptor), name) }
-            let code = errno
-            if code == EINTR || code == EEXIST { continue }
-            throw DeliveryError(errno: Errno(rawValue: code), operation: "create temporary file", path: scratchPath + "/" + name)
+            guard let component = FilePath.Component(name) else {
+                throw DeliveryError(code: .invalidName, message: "\(name): no temporary file name can be made from MIME part \(partPath)", path: scratchPath)
+            }
+            do throws(Errno) {
+                return (try scratch.open(component, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600), name)
+            } catch .fileExists {
+                continue
+            } catch {
+                throw DeliveryError(errno: error, operation: "create temporary file", path: scratchPath + "/" + name)
+            }
         }
         throw DeliveryError(code: .nameExhausted, message: "no free temporary name in \(scratchPath); remove stale .docroute-mail-* files there", path: scratchPath)
     }
@@ -77,7 +82,7 @@ final class MaildirScratchSink: AttachmentSink {
             currentOversized = true
             self.current = nil
             current.descriptor.closeIgnoringErrors()
-            _ = unlinkat(scratch.rawValue, current.name, 0)
+            scratch.removeIfPresent(current.name)
             return
         }
         try DeliveryError.performing("write", scratchPath + "/" + current.name) { try current.descriptor.writeAll(from: bytes) }
@@ -129,7 +134,7 @@ final class MaildirScratchSink: AttachmentSink {
             }
         } catch {
             file.descriptor.closeIgnoringErrors()
-            _ = unlinkat(scratch.rawValue, file.name, 0)
+            scratch.removeIfPresent(file.name)
             throw error
         }
         file.descriptor.closeIgnoringErrors()
@@ -147,12 +152,21 @@ final class MaildirScratchSink: AttachmentSink {
     func discardAll() {
         if let current {
             current.descriptor.closeIgnoringErrors()
-            _ = unlinkat(scratch.rawValue, current.name, 0)
+            scratch.removeIfPresent(current.name)
         }
         current = nil
         for attachment in attachments {
-            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+            scratch.removeIfPresent(attachment.temporaryName)
         }
         attachments = []
+    }
+}
+
+extension FileDescriptor {
+    /// Removes a scratch file of this folder, if it is there. Only ever a clean-up: a scratch
+    /// file left behind is removed with the other leftovers at the next start.
+    func removeIfPresent(_ name: String) {
+        guard let component = FilePath.Component(name) else { return }
+        _ = try? unlink(component)
     }
 }

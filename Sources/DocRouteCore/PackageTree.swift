@@ -145,8 +145,16 @@ enum PackageTree {
                         close(childSource)
                         throw error
                     }
+                    let childEntries: [DirectoryEntry]
+                    do {
+                        childEntries = try sortedEntries(of: childSource, describing: fromPath)
+                    } catch {
+                        close(childSource)
+                        close(childDestination)
+                        throw error
+                    }
                     stack.append(Frame(source: childSource, destination: childDestination, sourcePath: fromPath, destinationPath: toPath,
-                                       entries: try sortedEntries(of: childSource, describing: fromPath), depth: top.depth + 1, owned: true))
+                                       entries: childEntries, depth: top.depth + 1, owned: true))
                 case S_IFREG where info.linkCount == 1:
                     total += try copyFile(name, from: top.source, describing: fromPath, to: top.destination, describing: toPath,
                                           owner: owner, mode: fileMode, accessUserID: accessUserID, buffer: buffer)
@@ -194,7 +202,14 @@ enum PackageTree {
                 case S_IFDIR:
                     hash.update(data: Array("D \(entryRelative)\n".utf8))
                     let child = try openFolder(name, in: top.descriptor, describing: entryPath)
-                    stack.append((child, entryRelative, entryPath, try sortedEntries(of: child, describing: entryPath), 0))
+                    let childEntries: [DirectoryEntry]
+                    do {
+                        childEntries = try sortedEntries(of: child, describing: entryPath)
+                    } catch {
+                        close(child)
+                        throw error
+                    }
+                    stack.append((child, entryRelative, entryPath, childEntries, 0))
                 case S_IFREG:
                     let file = try DeliveryError.performing("open", entryPath) {
                         try FileDescriptor(rawValue: top.descriptor).open(name, flags: O_RDONLY | O_NONBLOCK).rawValue
