@@ -91,8 +91,8 @@ public enum LedgerRebuild {
             let inbox = root + "/Documents/Inbox"
             for mailbox in ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).sorted() {
                 let folder = inbox + "/" + mailbox
-                var info = stat()
-                guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+                // Only real folders: a link in Inbox is not a mailbox docrouted made.
+                guard let found = try? FilePath(folder).stat(followTargetSymlink: false), FileStatus(found).isDirectory else { continue }
                 for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
                     guard !SandboxWriter.isTemporaryName(name), !DeliveryBatch.isPackageTemporary(name) else { continue }
                     let file = folder + "/" + name
@@ -155,12 +155,16 @@ public enum LedgerRebuild {
     /// A regular file's or a package folder's status, SHA-256 and first bytes; nil for anything
     /// else (links, FIFOs: never delivered by docrouted).
     static func measure(_ path: String) throws -> (status: FileStatus, sha256: String, head: [UInt8])? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ELOOP { return nil }
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "read", path: path)
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(atPath: FilePath(path), flags: O_RDONLY | O_NONBLOCK)
+        } catch .tooManySymbolicLinkLevels {
+            return nil
+        } catch {
+            throw DeliveryError(errno: error, operation: "read", path: path)
         }
-        defer { close(descriptor) }
+        let descriptor = file.rawValue
+        defer { file.closeIgnoringErrors() }
         let status = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: descriptor).status() }
         if status.isDirectory {
             let (size, sha256) = try PackageTree.digest(of: descriptor, describing: path)
