@@ -6,7 +6,7 @@ extension AdminDefaultsStore {
     /// Replaces the stored defaults with the one atomic writer (``AtomicFile``): a reader, the
     /// daemon included, sees the old file or the new one, never a part. Creates the state
     /// directory if it is not there yet.
-    public func save(_ defaults: AdminDefaults) throws {
+    package func save(_ defaults: AdminDefaults) throws {
         let bytes = try encoded(defaults)
         let file = FilePath(path)
         try FileManager.default.createDirectory(atPath: file.removingLastComponent().string, withIntermediateDirectories: true)

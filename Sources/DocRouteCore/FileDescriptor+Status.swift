@@ -6,91 +6,21 @@ import Glibc
 import Musl
 #endif
 
-/// What `stat(2)` tells about a file, in the units the daemon keeps: a plain value to compare and
-/// store (swift-system's `Stat` carries the whole C struct and no way to build one from parts).
-public struct FileStatus: Sendable, Hashable {
-    /// `st_dev`.
-    public var device: UInt64
-    /// `st_ino`.
-    public var inode: UInt64
-    /// `st_mode` (type and permission bits).
-    public var mode: UInt32
-    /// `st_nlink`; 0 once every name of an open file was removed.
-    public var linkCount: UInt64
-    /// `st_uid`.
-    public var userID: UInt32
-    /// `st_gid`.
-    public var groupID: UInt32
-    /// `st_size` in bytes.
-    public var size: Int64
-    /// `st_mtim` in nanoseconds since 1970.
-    public var modificationTimeNanoseconds: Int64
-
-    /// Creates a status from its parts (tests and callers that stat by other means).
-    public init(
-        device: UInt64,
-        inode: UInt64,
-        mode: UInt32 = UInt32(S_IFREG) | 0o644,
-        linkCount: UInt64 = 1,
-        userID: UInt32 = 0,
-        groupID: UInt32 = 0,
-        size: Int64,
-        modificationTimeNanoseconds: Int64
-    ) {
-        self.device = device
-        self.inode = inode
-        self.mode = mode
-        self.linkCount = linkCount
-        self.userID = userID
-        self.groupID = groupID
-        self.size = size
-        self.modificationTimeNanoseconds = modificationTimeNanoseconds
-    }
-
-    /// The parts of swift-system's `Stat` that the daemon uses.
-    public init(_ status: Stat) {
-        let modified = status.st_mtim
-        self.init(
-            device: UInt64(status.deviceID.rawValue),
-            inode: UInt64(status.inode.rawValue),
-            mode: UInt32(status.mode.rawValue),
-            linkCount: UInt64(status.linkCount),
-            userID: UInt32(status.userID.rawValue),
-            groupID: UInt32(status.groupID.rawValue),
-            size: status.size,
-            modificationTimeNanoseconds: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
-        )
-    }
-
-    private var type: UInt32 { mode & UInt32(S_IFMT) }
-    /// A regular file.
-    public var isRegularFile: Bool { type == UInt32(S_IFREG) }
-    /// A folder.
-    public var isDirectory: Bool { type == UInt32(S_IFDIR) }
-    /// A symbolic link (only seen when not following links).
-    public var isSymbolicLink: Bool { type == UInt32(S_IFLNK) }
-
-    /// The same file: same device and inode.
-    public func isSameFile(as other: FileStatus) -> Bool {
-        device == other.device && inode == other.inode
-    }
-}
-
 extension FileDescriptor {
     /// `fstat(2)` of the open file.
-    public func status() throws(Errno) -> FileStatus {
+    package func status() throws(Errno) -> FileStatus {
         FileStatus(try stat())
     }
 
     /// `fstatat(2)` of one name in this folder, never following a symbolic link; `nil` if there
     /// is no such name.
-    public func status(of name: FilePath.Component) throws(Errno) -> FileStatus? {
+    package func status(of name: FilePath.Component) throws(Errno) -> FileStatus? {
         try stat(of: name).map(FileStatus.init)
     }
 
     /// `fstatat(2)` of one name in this folder as swift-system's whole `Stat` (for the times
     /// ``FileStatus`` leaves out), never following a symbolic link; `nil` if there is no such name.
-    public func stat(of name: FilePath.Component) throws(Errno) -> Stat? {
+    package func stat(of name: FilePath.Component) throws(Errno) -> Stat? {
         do throws(Errno) {
             return try FilePath(root: nil, [name]).stat(relativeTo: self, flags: .symlinkNoFollow)
         } catch .noSuchFileOrDirectory {

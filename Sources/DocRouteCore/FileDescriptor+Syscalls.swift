@@ -14,30 +14,11 @@ import Musl
 // Every call that names a file takes a folder descriptor and one name in it (the `*at` calls), and
 // adds `O_NOFOLLOW`, so a path is never resolved twice and no symbolic link is followed by accident.
 
-extension Errno {
-    /// Calls `body` until it does not fail with `EINTR`; -1 becomes the `errno` it left.
-    @inline(__always)
-    package static func result<Value: SignedInteger>(retryingOnInterrupt body: () -> Value) -> Result<Value, Errno> {
-        while true {
-            let result = body()
-            if result != -1 { return .success(result) }
-            let error = Errno(rawValue: Glibc.errno)
-            if error != .interrupted { return .failure(error) }
-        }
-    }
-
-    /// Calls `body` until it does not fail with `EINTR`; -1 throws the `errno` it left.
-    @inline(__always)
-    package static func retryingOnInterrupt<Value: SignedInteger>(_ body: () -> Value) throws(Errno) -> Value {
-        try result(retryingOnInterrupt: body).get()
-    }
-}
-
 extension FileDescriptor {
     // MARK: Opening
 
     /// Opens a folder by absolute path without following a symbolic link in its last component.
-    public static func openDirectory(atPath path: FilePath) throws(Errno) -> FileDescriptor {
+    package static func openDirectory(atPath path: FilePath) throws(Errno) -> FileDescriptor {
         let raw = try path.withPlatformString { cPath in
             Errno.result { Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         }.get()
@@ -47,7 +28,7 @@ extension FileDescriptor {
     /// `open(2)` of a path (for files docrouted's own configuration names, such as the ledger);
     /// `flags` gets `O_CLOEXEC` and `O_NOFOLLOW` added, so a symbolic link as the last component
     /// fails with `ELOOP` (the folders on the way are the administrator's to link).
-    public static func open(atPath path: FilePath, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+    package static func open(atPath path: FilePath, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         let raw = try path.withPlatformString { cPath in
             Errno.result { Glibc.open(cPath, flags | O_CLOEXEC | O_NOFOLLOW, permissions) }
         }.get()
@@ -56,7 +37,7 @@ extension FileDescriptor {
 
     /// `openat(2)` of one name in this folder; `flags` gets `O_CLOEXEC` and `O_NOFOLLOW` added, so
     /// a symbolic link there fails with `ELOOP`.
-    public func open(_ name: FilePath.Component, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+    package func open(_ name: FilePath.Component, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         let raw = try name.withPlatformString { cName in
             Errno.result { Glibc.openat(self.rawValue, cName, flags | O_CLOEXEC | O_NOFOLLOW, permissions) }
         }.get()
@@ -64,7 +45,7 @@ extension FileDescriptor {
     }
 
     /// `openat(2)` of a folder in this folder, never through a symbolic link.
-    public func openDirectory(_ name: FilePath.Component) throws(Errno) -> FileDescriptor {
+    package func openDirectory(_ name: FilePath.Component) throws(Errno) -> FileDescriptor {
         try open(name, flags: O_RDONLY | O_DIRECTORY)
     }
 
@@ -90,17 +71,17 @@ extension FileDescriptor {
 
     /// Closes the descriptor. `EINTR` from close(2) on Linux means it is closed, so it is not
     /// retried; other errors cannot be acted upon once the data was synced, so they are ignored.
-    public func closeIgnoringErrors() {
+    package func closeIgnoringErrors() {
         _ = Glibc.close(rawValue)
     }
 
     /// `fcntl(F_GETFL)`: the access mode and status flags (`O_NONBLOCK`, `O_PATH`...) of the open file.
-    public func statusFlags() throws(Errno) -> CInt {
+    package func statusFlags() throws(Errno) -> CInt {
         try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_GETFL) }
     }
 
     /// `fcntl(F_SETFL)`: sets the status flags that can change (`O_NONBLOCK`, `O_APPEND`...).
-    public func setStatusFlags(_ flags: CInt) throws(Errno) {
+    package func setStatusFlags(_ flags: CInt) throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_SETFL, flags) }
     }
 
@@ -108,7 +89,7 @@ extension FileDescriptor {
 
     /// `mkdirat(2)`; `false` when the name already exists (whatever it is).
     @discardableResult
-    public func makeDirectory(_ name: FilePath.Component, permissions: mode_t) throws(Errno) -> Bool {
+    package func makeDirectory(_ name: FilePath.Component, permissions: mode_t) throws(Errno) -> Bool {
         let result = name.withPlatformString { cName in
             Errno.result { Glibc.mkdirat(self.rawValue, cName, permissions) }
         }
@@ -121,7 +102,7 @@ extension FileDescriptor {
 
     /// `renameat2(RENAME_NOREPLACE)` of `name` in this folder to `newName` in `folder`: `false`
     /// when `newName` exists (nothing was changed then).
-    public func renameNoReplace(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) -> Bool {
+    package func renameNoReplace(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) -> Bool {
         let result = name.withPlatformString { cFrom in
             newName.withPlatformString { cTo in
                 Errno.result { docroute_rename_noreplace(self.rawValue, cFrom, folder.rawValue, cTo) }
@@ -135,7 +116,7 @@ extension FileDescriptor {
     }
 
     /// `renameat(2)` of `name` in this folder to `newName` in `folder`, replacing `newName` if it exists.
-    public func rename(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) {
+    package func rename(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) {
         _ = try name.withPlatformString { cFrom in
             newName.withPlatformString { cTo in
                 Errno.result { Glibc.renameat(self.rawValue, cFrom, folder.rawValue, cTo) }
@@ -145,13 +126,13 @@ extension FileDescriptor {
 
     /// `unlinkat(2)` of a file in this folder; `false` when it did not exist.
     @discardableResult
-    public func unlink(_ name: FilePath.Component) throws(Errno) -> Bool {
+    package func unlink(_ name: FilePath.Component) throws(Errno) -> Bool {
         try remove(name, flags: 0)
     }
 
     /// `unlinkat(2)` with `AT_REMOVEDIR` of an empty folder in this folder; `false` when it did not exist.
     @discardableResult
-    public func removeDirectory(_ name: FilePath.Component) throws(Errno) -> Bool {
+    package func removeDirectory(_ name: FilePath.Component) throws(Errno) -> Bool {
         try remove(name, flags: AT_REMOVEDIR)
     }
 
@@ -169,12 +150,12 @@ extension FileDescriptor {
     // MARK: Data
 
     /// `pread(2)` into `buffer` from `offset`; 0 at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int64) throws(Errno) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int64) throws(Errno) -> Int {
         try Errno.retryingOnInterrupt { Glibc.pread(self.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// `write(2)` until every byte of `buffer` is written.
-    public func writeAll(from buffer: UnsafeRawBufferPointer) throws(Errno) {
+    package func writeAll(from buffer: UnsafeRawBufferPointer) throws(Errno) {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
@@ -184,40 +165,40 @@ extension FileDescriptor {
 
     /// `copy_file_range(2)` from `offset` of this file (advanced by what was copied) to the
     /// position of `destination`; 0 at the end.
-    public func copyFileRange(from offset: inout Int64, to destination: FileDescriptor, count: Int) throws(Errno) -> Int {
+    package func copyFileRange(from offset: inout Int64, to destination: FileDescriptor, count: Int) throws(Errno) -> Int {
         try Errno.retryingOnInterrupt { docroute_copy_file_range_at(self.rawValue, &offset, destination.rawValue, nil, count) }
     }
 
     /// `ftruncate(2)`: cuts the file to `size` bytes (or extends it with zeros).
-    public func truncate(to size: Int64) throws(Errno) {
+    package func truncate(to size: Int64) throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.ftruncate(self.rawValue, off_t(size)) }
     }
 
     /// `fsync(2)`: data and metadata, including a folder's entries.
-    public func sync() throws(Errno) {
+    package func sync() throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fsync(self.rawValue) }
     }
 
     /// `fdatasync(2)`: the data and what is needed to read it back.
-    public func syncData() throws(Errno) {
+    package func syncData() throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fdatasync(self.rawValue) }
     }
 
     /// `syncfs(2)`: everything dirty on the file system holding this descriptor, in one flush.
     /// Since Linux 5.8 it reports write-back errors of any file on that file system.
-    public func syncFileSystem() throws(Errno) {
+    package func syncFileSystem() throws(Errno) {
         _ = try Errno.retryingOnInterrupt { docroute_syncfs(self.rawValue) }
     }
 
     // MARK: Ownership
 
     /// `fchmod(2)`.
-    public func changeMode(_ mode: mode_t) throws(Errno) {
+    package func changeMode(_ mode: mode_t) throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fchmod(self.rawValue, mode) }
     }
 
     /// `fchown(2)`.
-    public func changeOwner(userID: UInt32, groupID: UInt32) throws(Errno) {
+    package func changeOwner(userID: UInt32, groupID: UInt32) throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fchown(self.rawValue, uid_t(userID), gid_t(groupID)) }
     }
 }
