@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
+#include "CDocRouteShim.h"
+
+#if defined(__linux__)
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "CDocRouteShim.h"
 
 // CMSG_* are macros, which Swift cannot call: the control-message layout lives here.
 
@@ -73,3 +75,5 @@ int docroute_accept_cloexec(int listener) {
 }
 
 const int docroute_o_path = O_PATH;
+
+#endif // defined(__linux__)

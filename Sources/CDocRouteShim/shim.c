@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
-#include <malloc.h>
 #include "CDocRouteShim.h"
+
+#if defined(__linux__)
+#include <malloc.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -300,3 +302,5 @@ int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const
     return -1;
 #endif
 }
+
+#endif // defined(__linux__)

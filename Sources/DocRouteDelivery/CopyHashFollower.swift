@@ -72,7 +72,7 @@ package final class CopyHashFollower: @unchecked Sendable {
             while hashed < limit {
                 let wanted = Int(min(Int64(buffer.count), limit - hashed))
                 do {
-                    let count = try SystemCall.read(source, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: hashed, describing: path)
+                    let count = try DeliveryError.performing("read", path) { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), atOffset: hashed) }
                     guard count > 0 else {
                         return deliver(.failure(DeliveryError(code: .changed, message: "\(path) ended after \(hashed) bytes while it was being hashed. \(DeliveryError.advice(for: .changed))")))
                     }

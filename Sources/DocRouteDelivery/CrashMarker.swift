@@ -1,5 +1,6 @@
 import CDocRouteShim
 import Logging
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,19 +15,21 @@ package enum CrashMarker {
     /// the handlers for this run. The marker's descriptor stays open for the process's life.
     static func takeAndArm(stateDirectory: String, logger: Logger) -> Int32? {
         let path = stateDirectory + "/" + fileName
-        var descriptor: Int32
-        repeat {
-            descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        } while descriptor < 0 && errno == EINTR
-        guard descriptor >= 0 else {
-            logger.warning("crash marker \(path) cannot be opened: \(String(cString: strerror(errno))); a crash will be told from a kill by repetition only")
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(atPath: FilePath(path), flags: O_RDWR | O_CREAT | O_APPEND, permissions: 0o600)
+        } catch {
+            logger.warning("crash marker \(path) cannot be opened: \(error); a crash will be told from a kill by repetition only")
             return nil
         }
         var byte: UInt8 = 0
-        let read = pread(descriptor, &byte, 1, 0)
+        let read = try? withUnsafeMutableBytes(of: &byte) { buffer in try file.read(into: buffer, atOffset: 0) }
         let crashedWith: Int32? = read == 1 ? Int32(byte) : nil
-        _ = ftruncate(descriptor, 0)
-        _ = fsync(descriptor)
+        // Best effort: a marker that stays says "crashed" once more at the next start, no worse.
+        _ = try? file.truncate(to: 0)
+        _ = try? file.sync()
+        // The descriptor stays open for the process's life: the signal handlers write to it.
+        let descriptor = file.rawValue
         if docroute_install_crash_marker(descriptor) != 0 {
             logger.warning("crash marker handlers cannot be installed: \(String(cString: strerror(errno)))")
         }

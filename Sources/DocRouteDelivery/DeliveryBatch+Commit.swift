@@ -59,7 +59,7 @@ extension DeliveryBatch {
                 continue
             }
             do {
-                if let found = try SystemCall.status(of: request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string),
+                if let found = try DeliveryError.performing("inspect", request.sourcePath.string, { try request.sourceDirectory.status(of: request.sourceName) }),
                    found.isSameFile(as: request.sourceStatus),
                    found.size == request.sourceStatus.size,
                    found.modificationTimeNanoseconds == request.sourceStatus.modificationTimeNanoseconds
@@ -75,7 +75,7 @@ extension DeliveryBatch {
                     case .removed?:
                         break
                     case nil:
-                        try SystemCall.unlink(request.sourceName, in: request.sourceDirectory, describing: request.sourcePath.string)
+                        try DeliveryError.performing("remove", request.sourcePath.string) { try request.sourceDirectory.unlink(request.sourceName) }
                     }
                     let folder = request.sourceDirectory.rawValue
                     if removedIn[folder] == nil { folderOrder.append(folder) }
@@ -93,7 +93,7 @@ extension DeliveryBatch {
         for folder in folderOrder {
             guard let indices = removedIn[folder] else { continue }
             do {
-                try SystemCall.fsync(FileDescriptor(rawValue: folder), describing: items[indices[0]].request.sourcePath.removingLastComponent().string)
+                try DeliveryError.performing("sync", items[indices[0]].request.sourcePath.removingLastComponent().string) { try FileDescriptor(rawValue: folder).sync() }
                 settled += indices
             } catch {
                 logger.warning("could not sync an inbox folder after removing delivered sources", metadata: [

@@ -55,17 +55,18 @@ extension DeliveryBatch {
         let path = request.sourcePath
         let source: CInt
         do {
-            source = try PackageTree.withCName(request.sourceName) { name in
-                try PackageTree.openFolder(name, in: request.sourceFolder, describing: path)
+            guard let name = PackageTree.component(request.sourceName) else {
+                throw DeliveryError(code: .invalidName, message: "\(path): not a name of one file. \(DeliveryError.advice(for: .invalidName))")
             }
+            source = try PackageTree.openFolder(name, in: request.sourceFolder, describing: path)
         } catch {
             return .failed(DeliveryLedger.ledgerError("open the package", error))
         }
         defer { close(source) }
-        let sourceStatus: SystemCall.FileStatus
+        let sourceStatus: FileStatus
         do {
-            let found = try SystemCall.status(of: FileDescriptor(rawValue: source), describing: path)
-            sourceStatus = SystemCall.FileStatus(
+            let found = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: source).status() }
+            sourceStatus = FileStatus(
                 device: found.device, inode: found.inode, mode: found.mode, linkCount: found.linkCount,
                 userID: found.userID, groupID: found.groupID,
                 size: Self.packageSourceMarker, modificationTimeNanoseconds: Self.packageSourceMarker)
@@ -91,10 +92,13 @@ extension DeliveryBatch {
         var staged = false
         var placedName: String?
         do {
-            let temporary = try PackageTree.withCName(Array(temporaryName.utf8)) { name -> CInt in
-                _ = try SystemCall.check("create folder", temporaryPath) { mkdirat(folder.descriptor.rawValue, name, 0o700) }
-                return try PackageTree.openFolder(name, in: folder.descriptor.rawValue, describing: temporaryPath)
+            let temporaryComponent = FilePath.Component(temporaryName)!
+            let created = try DeliveryError.performing("create folder", temporaryPath) {
+                try folder.descriptor.makeDirectory(temporaryComponent, permissions: 0o700)
             }
+            // A fresh random name: one already there is not ours.
+            guard created else { throw DeliveryError(errno: .fileExists, operation: "create folder", path: temporaryPath) }
+            let temporary = try PackageTree.openFolder(temporaryComponent, in: folder.descriptor.rawValue, describing: temporaryPath)
             defer { close(temporary) }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
             defer { buffer.deallocate() }
@@ -103,7 +107,7 @@ extension DeliveryBatch {
                 owner: owner, fileMode: writer.fileMode, folderMode: writer.folderMode,
                 accessUserID: writer.accessUserID, buffer: buffer, logger: logger)
             let (size, sha256) = try PackageTree.digest(of: temporary, describing: temporaryPath)
-            let copy = try SystemCall.status(of: FileDescriptor(rawValue: temporary), describing: temporaryPath)
+            let copy = try DeliveryError.performing("inspect", temporaryPath) { try FileDescriptor(rawValue: temporary).status() }
             if lastStep == .copy { return crashed }
 
             let name = SandboxName(original: request.originalName, extensionChain: request.extensionChain)
@@ -129,7 +133,7 @@ extension DeliveryBatch {
                 try ledger.updateFinalPath(deliveryID: request.deliveryID, finalPath: record.finalPath!)
             }
             placedName = finalName
-            try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+            try DeliveryError.performing("sync", folder.path.string) { try folder.descriptor.sync() }
             if lastStep == .place { return crashed }
             let now = Date()
             guard let sequence = try ledger.commit([request.deliveryID], at: now)[request.deliveryID] else {
@@ -160,17 +164,20 @@ extension DeliveryBatch {
 
     /// Removes a delivered package's source tree if its inbox name still holds that very folder,
     /// syncs the inbox, and notes it in the ledger. Failures are logged: recovery tries again.
-    private func removePackageSource(_ request: PackageRequest, status: SystemCall.FileStatus, deliveryID: UUID) {
+    private func removePackageSource(_ request: PackageRequest, status: FileStatus, deliveryID: UUID) {
         let path = request.sourcePath
         let inbox = FileDescriptor(rawValue: request.sourceFolder)
         do {
             // Not while the ledger that records the delivery is gone or replaced.
             try ledger.confirmInPlace()
-            var info = stat()
-            let found = PackageTree.withCName(request.sourceName) { fstatat(inbox.rawValue, $0, &info, AT_SYMLINK_NOFOLLOW) == 0 }
-            if found, info.st_mode & S_IFMT == S_IFDIR, UInt64(info.st_dev) == status.device, UInt64(info.st_ino) == status.inode {
+            // A name that cannot be inspected is not taken for a removed one: the error is logged
+            // below and the source stays noted as not removed, for recovery to try again.
+            let found = try PackageTree.component(request.sourceName).flatMap { name in
+                try DeliveryError.performing("inspect", path) { try inbox.status(of: name) }
+            }
+            if let found, found.isDirectory, found.isSameFile(as: status) {
                 try PackageTree.remove(request.sourceName, in: inbox.rawValue, describing: path)
-                try SystemCall.fsync(inbox, describing: FilePath(request.sourcePath).removingLastComponent().string)
+                try DeliveryError.performing("sync", FilePath(request.sourcePath).removingLastComponent().string) { try inbox.sync() }
             }
             try ledger.markSourcesRemoved([deliveryID])
         } catch {

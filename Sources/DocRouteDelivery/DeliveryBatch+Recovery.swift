@@ -117,7 +117,7 @@ extension DeliveryBatch {
             // not enough: the handler may delete the temporary and a new file of its own can get
             // the freed inode number.
             let isOurCopy = { (name: FilePath.Component, path: String) throws -> Bool in
-                guard let status = try SystemCall.status(of: name, in: folder.descriptor, describing: path), status.isRegularFile,
+                guard let status = try DeliveryError.performing("inspect", path, { try folder.descriptor.status(of: name) }), status.isRegularFile,
                       status.inode == record.finalInode, status.device == record.finalDevice, status.size == record.size
                 else { return false }
                 return try self.writer.sha256(of: name.string, in: folder) == record.sha256
@@ -146,7 +146,7 @@ extension DeliveryBatch {
         }
         for key in syncFolders {
             guard case .success(let folder) = folders[key] else { continue }
-            try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+            try DeliveryError.performing("sync", folder.path.string) { try folder.descriptor.sync() }
         }
         let now = Date()
         let sequences = try ledger.commit(placed.map(\.deliveryID), discarding: report.discarded, at: now)
@@ -164,9 +164,9 @@ extension DeliveryBatch {
     /// total size and tree digest.
     private func isOurPackage(_ name: FilePath.Component, in folder: SandboxWriter.Folder, record: LedgerRecord) throws -> Bool {
         let path = folder.path.appending(name).string
-        guard let status = try SystemCall.status(of: name, in: folder.descriptor, describing: path), status.isDirectory,
+        guard let status = try DeliveryError.performing("inspect", path, { try folder.descriptor.status(of: name) }), status.isDirectory,
               status.device == record.finalDevice, status.inode == record.finalInode else { return false }
-        let opened = try PackageTree.withCName(Array(name.string.utf8)) { try PackageTree.openFolder($0, in: folder.descriptor.rawValue, describing: path) }
+        let opened = try PackageTree.openFolder(name, in: folder.descriptor.rawValue, describing: path)
         defer { close(opened) }
         let digest = try PackageTree.digest(of: opened, describing: path)
         return digest.size == record.size && digest.sha256 == record.sha256
@@ -187,22 +187,22 @@ extension DeliveryBatch {
         defer { inbox.close() }
         var removed = 0
         do {
-            for mailboxName in try SystemCall.names(in: inbox.descriptor, describing: inbox.path.string) {
+            for mailboxName in try DeliveryError.performing("list folder", inbox.path.string, { try inbox.descriptor.directoryNames() }) {
                 let mailboxPath = inbox.path.appending(mailboxName)
                 // Only real folders: a link or a file in Inbox is not a mailbox to clean.
-                guard let mailbox = try? SystemCall.open(mailboxName, in: inbox.descriptor, flags: O_RDONLY | O_DIRECTORY, describing: mailboxPath.string) else { continue }
-                defer { SystemCall.close(mailbox) }
+                guard let mailbox = try? inbox.descriptor.open(mailboxName, flags: O_RDONLY | O_DIRECTORY) else { continue }
+                defer { mailbox.closeIgnoringErrors() }
                 var removedHere = 0
-                for name in try SystemCall.names(in: mailbox, describing: mailboxPath.string) {
+                for name in try DeliveryError.performing("list folder", mailboxPath.string, { try mailbox.directoryNames() }) {
                     if SandboxWriter.isTemporaryName(name.string) {
-                        if try SystemCall.unlink(name, in: mailbox, describing: mailboxPath.appending(name).string) { removedHere += 1 }
+                        if try DeliveryError.performing("remove", mailboxPath.appending(name).string, { try mailbox.unlink(name) }) { removedHere += 1 }
                     } else if Self.isPackageTemporary(name.string) {
                         // A package's temporary folder: removed whole, never following a link.
                         try PackageTree.remove(Array(name.string.utf8), in: mailbox.rawValue, describing: mailboxPath.appending(name).string)
                         removedHere += 1
                     }
                 }
-                if removedHere > 0 { try SystemCall.fsync(mailbox, describing: mailboxPath.string) }
+                if removedHere > 0 { try DeliveryError.performing("sync", mailboxPath.string, { try mailbox.sync() }) }
                 removed += removedHere
             }
         } catch {
@@ -219,7 +219,7 @@ extension DeliveryBatch {
         var folders: [FilePath: FileDescriptor] = [:]
         var goneFolders: Set<FilePath> = []
         var unreadableFolders: Set<FilePath> = []
-        defer { for folder in folders.values { SystemCall.close(folder) } }
+        defer { for folder in folders.values { folder.closeIgnoringErrors() } }
         var settled: [UUID] = []
         var removedIn: [FilePath: [UUID]] = [:]
         for record in records {
@@ -233,7 +233,7 @@ extension DeliveryBatch {
             if unreadableFolders.contains(parent) { continue }
             if folders[parent] == nil, !goneFolders.contains(parent) {
                 do {
-                    folders[parent] = try SystemCall.openDirectory(parent)
+                    folders[parent] = try DeliveryError.performing("open folder", parent.string) { try FileDescriptor.openDirectory(atPath: parent) }
                 } catch let error as DeliveryError where error.code == .vanished {
                     goneFolders.insert(parent)
                 } catch {
@@ -247,7 +247,7 @@ extension DeliveryBatch {
                 continue
             }
             do {
-                let found = try SystemCall.status(of: name, in: folder, describing: path.string)
+                let found = try DeliveryError.performing("inspect", path.string) { try folder.status(of: name) }
                 if record.sourceSize == Self.packageSourceMarker, let found {
                     // A package source: known by path, device and inode (its times change as it is removed).
                     if found.isDirectory, found.device == device, found.inode == inode {
@@ -260,7 +260,7 @@ extension DeliveryBatch {
                    found.device == device, found.inode == inode,
                    found.size == record.sourceSize, found.modificationTimeNanoseconds == record.sourceMtimeNs
                 {
-                    try SystemCall.unlink(name, in: folder, describing: path.string)
+                    try DeliveryError.performing("remove", path.string) { try folder.unlink(name) }
                     removedIn[parent, default: []].append(record.deliveryID)
                 } else {
                     settled.append(record.deliveryID)
@@ -273,7 +273,7 @@ extension DeliveryBatch {
         for (parent, deliveryIDs) in removedIn {
             guard let folder = folders[parent] else { continue }
             do {
-                try SystemCall.fsync(folder, describing: parent.string)
+                try DeliveryError.performing("sync", parent.string) { try folder.sync() }
                 settled += deliveryIDs
                 removed += deliveryIDs.count
             } catch {

@@ -28,7 +28,7 @@ extension DeliveryBatch {
             set { sourceNumber = newValue.rawValue }
         }
         /// What `fstat` said of ``source`` when the caller opened it; the copy must match it.
-        package var sourceStatus: SystemCall.FileStatus
+        package var sourceStatus: FileStatus
         /// The source's path, recorded in the ledger (recovery removes it by this path).
         package var sourcePath: FilePath
         /// The inbox folder holding the source, to remove it by name once delivered.
@@ -71,7 +71,7 @@ extension DeliveryBatch {
         package init(
             deliveryID: UUID = UUID(),
             source: FileDescriptor,
-            sourceStatus: SystemCall.FileStatus,
+            sourceStatus: FileStatus,
             sourcePath: FilePath,
             sourceDirectory: FileDescriptor,
             sourceName: FilePath.Component,
@@ -112,9 +112,9 @@ extension DeliveryBatch {
         /// it. `false` once the batch before took it out of its inbox (renamed aside or removed),
         /// or its dropper did.
         var isStillInItsInbox: Bool {
-            guard let opened = try? SystemCall.status(of: source, describing: sourcePath.string), opened.linkCount > 0 else { return false }
+            guard let opened = try? source.status(), opened.linkCount > 0 else { return false }
             if keepSource { return true }
-            guard let named = try? SystemCall.status(of: sourceName, in: sourceDirectory, describing: sourcePath.string) else { return false }
+            guard let named = try? sourceDirectory.status(of: sourceName) else { return false }
             return named.isSameFile(as: sourceStatus)
         }
 

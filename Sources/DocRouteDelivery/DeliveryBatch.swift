@@ -334,7 +334,7 @@ package final class DeliveryBatch: Sendable {
             let device = folder.status.device
             if synced[device] == nil {
                 do {
-                    try SystemCall.syncFileSystem(folder.descriptor, describing: folder.path.string)
+                    try DeliveryError.performing("sync file system of", folder.path.string) { try folder.descriptor.syncFileSystem() }
                     synced[device] = .some(nil)
                 } catch {
                     synced[device] = DeliveryLedger.ledgerError("sync", error)
@@ -442,7 +442,7 @@ package final class DeliveryBatch: Sendable {
         for key in folderOrder {
             guard let indices = placedFolders[key], let folder = items[indices[0]].folder else { continue }
             do {
-                try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+                try DeliveryError.performing("sync", folder.path.string) { try folder.descriptor.sync() }
                 // Moved between the check before each rename and now: the names recorded would
                 // point at nothing.
                 try writer.confirmInPlace(folder)
@@ -462,9 +462,9 @@ package final class DeliveryBatch: Sendable {
         guard let folder = item.folder, let temporary = item.temporary,
               let name = FilePath.Component(item.finalName) else { return }
         let path = folder.path(of: item.finalName).string
-        if let found = try? SystemCall.status(of: name, in: folder.descriptor, describing: path),
+        if let found = try? folder.descriptor.status(of: name),
            found.device == temporary.device, found.inode == temporary.inode, found.size == temporary.size {
-            _ = try? SystemCall.unlink(name, in: folder.descriptor, describing: path)
+            _ = try? DeliveryError.performing("remove", path) { try folder.descriptor.unlink(name) }
         }
     }
 }

@@ -4,6 +4,7 @@ import DocRoutePlatform
 import Foundation
 import Logging
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,11 +31,11 @@ extension LedgerBackend {
                 // A crash on this thread must still reach the crash marker, even from a full stack.
                 _ = docroute_ensure_alternate_signal_stack()
                 try ledger.markInHand(path)
-                let opened = PackageTree.withCName(name) { openat(folder, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-                // Gone or not a folder any more: the delivery reports it.
-                guard opened >= 0 else { return nil }
-                defer { Glibc.close(opened) }
-                guard let exceeded = try PackageTree.exceeded(limits, in: opened, describing: path) else { return nil }
+                // Gone or not a folder any more (or no name of one file): the delivery reports it.
+                guard let component = PackageTree.component(name),
+                      let opened = try? FileDescriptor(rawValue: folder).openDirectory(component) else { return nil }
+                defer { opened.closeIgnoringErrors() }
+                guard let exceeded = try PackageTree.exceeded(limits, in: opened.rawValue, describing: path) else { return nil }
                 return exceeded + "; it is set aside whole. Raise the limit in docroute.toml if such packages are expected, then move it back into the inbox"
             }
         } catch {

@@ -158,7 +158,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let requests = documents.map { document in
             DeliveryBatch.Request(
                 source: FileDescriptor(rawValue: document.source.descriptor),
-                sourceStatus: SystemCall.FileStatus(
+                sourceStatus: FileStatus(
                     device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
                     linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
                     size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),

@@ -94,12 +94,12 @@ package enum LedgerRebuild {
             let inbox = root + "/Documents/Inbox"
             for mailbox in ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).sorted() {
                 let folder = inbox + "/" + mailbox
-                var info = stat()
-                guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+                // Only real folders: a link in Inbox is not a mailbox docrouted made.
+                guard let found = try? FilePath(folder).stat(followTargetSymlink: false), FileStatus(found).isDirectory else { continue }
                 for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
                     guard !SandboxWriter.isTemporaryName(name), !DeliveryBatch.isPackageTemporary(name) else { continue }
                     let file = folder + "/" + name
-                    let found: (status: SystemCall.FileStatus, sha256: String, head: [UInt8])
+                    let found: (status: FileStatus, sha256: String, head: [UInt8])
                     do {
                         guard let measured = try measure(file) else { continue }
                         found = measured
@@ -157,14 +157,18 @@ package enum LedgerRebuild {
 
     /// A regular file's or a package folder's status, SHA-256 and first bytes; nil for anything
     /// else (links, FIFOs: never delivered by docrouted).
-    static func measure(_ path: String) throws -> (status: SystemCall.FileStatus, sha256: String, head: [UInt8])? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ELOOP { return nil }
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "read", path: path)
+    static func measure(_ path: String) throws -> (status: FileStatus, sha256: String, head: [UInt8])? {
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor.open(atPath: FilePath(path), flags: O_RDONLY | O_NONBLOCK)
+        } catch .tooManySymbolicLinkLevels {
+            return nil
+        } catch {
+            throw DeliveryError(errno: error, operation: "read", path: path)
         }
-        defer { close(descriptor) }
-        let status = try SystemCall.status(of: FileDescriptor(rawValue: descriptor), describing: path)
+        let descriptor = file.rawValue
+        defer { file.closeIgnoringErrors() }
+        let status = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: descriptor).status() }
         if status.isDirectory {
             let (size, sha256) = try PackageTree.digest(of: descriptor, describing: path)
             var measured = status
@@ -178,7 +182,7 @@ package enum LedgerRebuild {
         var head: [UInt8] = []
         var offset: Int64 = 0
         while true {
-            let count = try SystemCall.read(FileDescriptor(rawValue: descriptor), into: buffer, at: offset, describing: path)
+            let count = try DeliveryError.performing("read", path) { try FileDescriptor(rawValue: descriptor).read(into: buffer, atOffset: offset) }
             if count == 0 { break }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             if head.isEmpty { head = Array(bytes.prefix(4096)) }

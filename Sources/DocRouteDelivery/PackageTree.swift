@@ -36,7 +36,7 @@ package enum PackageTree {
         defer { for frame in stack where frame.descriptor != folder { close(frame.descriptor) } }
         while let frame = stack.popLast() {
             defer { if frame.descriptor != folder { close(frame.descriptor) } }
-            for entry in DirectoryListing.entries(of: frame.descriptor) {
+            for entry in try Self.entries(of: frame.descriptor, describing: path) {
                 entries += 1
                 if entries > limits.maxEntries {
                     return "the package holds more than \(limits.maxEntries) files and folders (max_package_entries)"
@@ -45,12 +45,16 @@ package enum PackageTree {
                 if frame.depth + 1 > limits.maxDepth {
                     return "the package has folders more than \(limits.maxDepth) levels deep (max_package_depth)"
                 }
-                let child = withCName(entry.name) { openat(frame.descriptor, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-                if child < 0 {
-                    if errno == ENOENT || errno == ENOTDIR || errno == ELOOP { continue }
-                    throw DeliveryError(errno: Errno(rawValue: errno), operation: "open folder", path: path + "/" + InboxNames.display(entry.name))
+                let child: FileDescriptor
+                do throws(Errno) {
+                    child = try FileDescriptor(rawValue: frame.descriptor).openDirectory(entry.name)
+                } catch .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels {
+                    // Gone, or replaced by a file or a link since it was listed: nothing to count below it.
+                    continue
+                } catch {
+                    throw DeliveryError(errno: error, operation: "open folder", path: path + "/" + InboxNames.display(entry.nameBytes))
                 }
-                stack.append((child, frame.depth + 1))
+                stack.append((child.rawValue, frame.depth + 1))
             }
         }
         return nil
@@ -62,7 +66,7 @@ package enum PackageTree {
         var destination: CInt
         var sourcePath: String
         var destinationPath: String
-        var entries: [DirectoryListing.Entry]
+        var entries: [DirectoryEntry]
         var next = 0
         var depth: Int
         /// The walk opened these descriptors (the top folder's belong to the caller).
@@ -86,7 +90,7 @@ package enum PackageTree {
         var total: Int64 = 0
         var entries = 0
         var stack = [Frame(source: source, destination: destination, sourcePath: sourcePath, destinationPath: destinationPath,
-                           entries: sortedEntries(of: source), depth: 0, owned: false)]
+                           entries: try sortedEntries(of: source, describing: sourcePath), depth: 0, owned: false)]
         defer {
             for frame in stack where frame.owned {
                 close(frame.source)
@@ -98,14 +102,14 @@ package enum PackageTree {
                 // The folder is complete: its owner, mode and data are settled before its parent's.
                 let folder = FileDescriptor(rawValue: top.destination)
                 // Mode, then docrouted's ACL entry (read and search: recovery digests the tree), then owner.
-                try SystemCall.changeMode(folder, folderMode, describing: top.destinationPath)
+                try DeliveryError.performing("change mode of", top.destinationPath) { try folder.changeMode(folderMode) }
                 if let owner {
                     if let accessUserID, accessUserID != owner.userID {
-                        try SystemCall.setAccessList(folder, ownerPermissions: UInt16((folderMode >> 6) & 7), userID: accessUserID, userPermissions: 5, describing: top.destinationPath)
+                        try DeliveryError.settingAccessList(top.destinationPath) { try folder.setAccessList(ownerPermissions: UInt16((folderMode >> 6) & 7), userID: accessUserID, userPermissions: 5) }
                     }
-                    try SystemCall.changeOwner(folder, userID: owner.userID, groupID: owner.groupID, describing: top.destinationPath)
+                    try DeliveryError.performing("change owner of", top.destinationPath) { try folder.changeOwner(userID: owner.userID, groupID: owner.groupID) }
                 }
-                try SystemCall.fsync(folder, describing: top.destinationPath)
+                try DeliveryError.performing("sync", top.destinationPath) { try folder.sync() }
                 let finished = stack.removeLast()
                 if finished.owned {
                     close(finished.source)
@@ -119,18 +123,22 @@ package enum PackageTree {
             if entries > limits.maxEntries {
                 throw DeliveryError(code: .io, message: "\(sourcePath) holds more than \(limits.maxEntries) entries; it is not copied.")
             }
-            let display = InboxNames.display(entry.name)
+            let display = InboxNames.display(entry.nameBytes)
             let fromPath = top.sourcePath + "/" + display
             let toPath = top.destinationPath + "/" + display
-            try withCName(entry.name) { name in
-                var info = stat()
-                _ = try SystemCall.check("inspect", fromPath) { fstatat(top.source, name, &info, AT_SYMLINK_NOFOLLOW) }
-                switch info.st_mode & S_IFMT {
+            do {
+                let name = entry.name
+                let info = try status(of: name, in: top.source, describing: fromPath)
+                switch mode_t(info.mode) & S_IFMT {
                 case S_IFDIR:
                     guard top.depth < limits.maxDepth else {
                         throw DeliveryError(code: .io, message: "\(sourcePath) has folders more than \(limits.maxDepth) levels deep; it is not copied.")
                     }
-                    _ = try SystemCall.check("create folder", toPath) { mkdirat(top.destination, name, 0o700) }
+                    let created = try DeliveryError.performing("create folder", toPath) {
+                        try FileDescriptor(rawValue: top.destination).makeDirectory(name, permissions: 0o700)
+                    }
+                    // The destination was empty and names are unique: one there now is not ours.
+                    guard created else { throw DeliveryError(errno: .fileExists, operation: "create folder", path: toPath) }
                     let childSource = try openFolder(name, in: top.source, describing: fromPath)
                     let childDestination: CInt
                     do {
@@ -139,9 +147,17 @@ package enum PackageTree {
                         close(childSource)
                         throw error
                     }
+                    let childEntries: [DirectoryEntry]
+                    do {
+                        childEntries = try sortedEntries(of: childSource, describing: fromPath)
+                    } catch {
+                        close(childSource)
+                        close(childDestination)
+                        throw error
+                    }
                     stack.append(Frame(source: childSource, destination: childDestination, sourcePath: fromPath, destinationPath: toPath,
-                                       entries: sortedEntries(of: childSource), depth: top.depth + 1, owned: true))
-                case S_IFREG where info.st_nlink == 1:
+                                       entries: childEntries, depth: top.depth + 1, owned: true))
+                case S_IFREG where info.linkCount == 1:
                     total += try copyFile(name, from: top.source, describing: fromPath, to: top.destination, describing: toPath,
                                           owner: owner, mode: fileMode, accessUserID: accessUserID, buffer: buffer)
                 default:
@@ -149,7 +165,7 @@ package enum PackageTree {
                     // hard-linked file may belong to someone else.
                     logger.warning("skipped inside a package: only regular files and folders are delivered", metadata: [
                         "message-id": "package-entry-skipped", "path": "\(fromPath)",
-                        "kind": "\(info.st_mode & S_IFMT == S_IFREG ? "hard-linked file" : kindName(info.st_mode))",
+                        "kind": "\(info.isRegularFile ? "hard-linked file" : kindName(mode_t(info.mode)))",
                     ])
                 }
             }
@@ -167,8 +183,8 @@ package enum PackageTree {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 4096)
         defer { buffer.deallocate() }
         // (descriptor, relative path, path, entries, next)
-        var stack: [(descriptor: CInt, relative: String, path: String, entries: [DirectoryListing.Entry], next: Int)] =
-            [(folder, "", path, sortedEntries(of: folder), 0)]
+        var stack: [(descriptor: CInt, relative: String, path: String, entries: [DirectoryEntry], next: Int)] =
+            [(folder, "", path, try sortedEntries(of: folder, describing: path), 0)]
         defer { for frame in stack.dropFirst() { close(frame.descriptor) } }
         while let top = stack.last {
             guard top.next < top.entries.count else {
@@ -178,24 +194,33 @@ package enum PackageTree {
             }
             let entry = top.entries[top.next]
             stack[stack.count - 1].next += 1
-            let display = InboxNames.display(entry.name)
+            let display = InboxNames.display(entry.nameBytes)
             let entryRelative = top.relative + "/" + display
             let entryPath = top.path + "/" + display
-            try withCName(entry.name) { name in
-                var info = stat()
-                _ = try SystemCall.check("inspect", entryPath) { fstatat(top.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) }
-                switch info.st_mode & S_IFMT {
+            do {
+                let name = entry.name
+                let info = try status(of: name, in: top.descriptor, describing: entryPath)
+                switch mode_t(info.mode) & S_IFMT {
                 case S_IFDIR:
                     hash.update(data: Array("D \(entryRelative)\n".utf8))
                     let child = try openFolder(name, in: top.descriptor, describing: entryPath)
-                    stack.append((child, entryRelative, entryPath, sortedEntries(of: child), 0))
+                    let childEntries: [DirectoryEntry]
+                    do {
+                        childEntries = try sortedEntries(of: child, describing: entryPath)
+                    } catch {
+                        close(child)
+                        throw error
+                    }
+                    stack.append((child, entryRelative, entryPath, childEntries, 0))
                 case S_IFREG:
-                    let file = try SystemCall.check("open", entryPath) { openat(top.descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+                    let file = try DeliveryError.performing("open", entryPath) {
+                        try FileDescriptor(rawValue: top.descriptor).open(name, flags: O_RDONLY | O_NONBLOCK).rawValue
+                    }
                     defer { close(file) }
                     var contents = SHA256()
                     var offset: Int64 = 0
                     while true {
-                        let count = try SystemCall.read(FileDescriptor(rawValue: file), into: buffer, at: offset, describing: entryPath)
+                        let count = try DeliveryError.performing("read", entryPath) { try FileDescriptor(rawValue: file).read(into: buffer, atOffset: offset) }
                         if count == 0 { break }
                         contents.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                         offset += Int64(count)
@@ -203,7 +228,7 @@ package enum PackageTree {
                     total += offset
                     hash.update(data: Array("F \(entryRelative) \(offset) \(SandboxWriter.hex(contents.finalize()))\n".utf8))
                 default:
-                    hash.update(data: Array("O \(entryRelative) \(info.st_mode & S_IFMT)\n".utf8))
+                    hash.update(data: Array("O \(entryRelative) \(mode_t(info.mode) & S_IFMT)\n".utf8))
                 }
             }
         }
@@ -215,58 +240,86 @@ package enum PackageTree {
     /// Iterative, like ``copy``.
     static func remove(_ name: [UInt8], in parent: CInt, describing path: String) throws {
         // Opens `name` in `folder` as a folder to empty, or removes it when it is not one.
-        func openOrUnlink(_ name: [UInt8], in folder: CInt, describing path: String) throws -> CInt? {
-            try withCName(name) { cName in
-                let opened = openat(folder, cName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                if opened >= 0 { return opened }
-                switch errno {
-                case ENOENT: return nil
-                case ENOTDIR, ELOOP:
-                    if unlinkat(folder, cName, 0) != 0 && errno != ENOENT {
-                        throw DeliveryError(errno: Errno(rawValue: errno), operation: "remove", path: path)
-                    }
-                    return nil
-                default:
-                    throw DeliveryError(errno: Errno(rawValue: errno), operation: "open folder", path: path)
-                }
+        func openOrUnlink(_ name: FilePath.Component, in folder: CInt, describing path: String) throws -> CInt? {
+            let folder = FileDescriptor(rawValue: folder)
+            do throws(Errno) {
+                return try folder.openDirectory(name).rawValue
+            } catch .noSuchFileOrDirectory {
+                return nil
+            } catch .notDirectory, .tooManySymbolicLinkLevels {
+                try DeliveryError.performing("remove", path) { try folder.unlink(name) }
+                return nil
+            } catch {
+                throw DeliveryError(errno: error, operation: "open folder", path: path)
             }
         }
-        guard let top = try openOrUnlink(name, in: parent, describing: path) else { return }
-        var stack: [(descriptor: CInt, parent: CInt, name: [UInt8], path: String, entries: [DirectoryListing.Entry], next: Int)] =
-            [(top, parent, name, path, DirectoryListing.entries(of: top), 0)]
+        guard let component = component(name) else {
+            throw DeliveryError(code: .invalidName, message: "\(path): not a name of one file. \(DeliveryError.advice(for: .invalidName))")
+        }
+        guard let top = try openOrUnlink(component, in: parent, describing: path) else { return }
+        var stack: [(descriptor: CInt, parent: CInt, name: FilePath.Component, path: String, entries: [DirectoryEntry], next: Int)] = []
+        do {
+            stack.append((top, parent, component, path, try entries(of: top, describing: path), 0))
+        } catch {
+            close(top)
+            throw error
+        }
         defer { for frame in stack { close(frame.descriptor) } }
         while let frame = stack.last {
             guard frame.next < frame.entries.count else {
                 // Emptied: close it, then remove it from its parent (still open below it).
                 stack.removeLast()
                 close(frame.descriptor)
-                let removed = withCName(frame.name) { unlinkat(frame.parent, $0, AT_REMOVEDIR) }
-                if removed != 0 && errno != ENOENT {
-                    throw DeliveryError(errno: Errno(rawValue: errno), operation: "remove folder", path: frame.path)
-                }
+                try DeliveryError.performing("remove folder", frame.path) { try FileDescriptor(rawValue: frame.parent).removeDirectory(frame.name) }
                 continue
             }
             let entry = frame.entries[frame.next]
             stack[stack.count - 1].next += 1
-            let entryPath = frame.path + "/" + InboxNames.display(entry.name)
+            let entryPath = frame.path + "/" + InboxNames.display(entry.nameBytes)
             var descend = entry.isDirectory
             if !descend {
-                try withCName(entry.name) { child in
-                    if unlinkat(frame.descriptor, child, 0) != 0 {
-                        if errno == EISDIR { descend = true; return }
-                        if errno != ENOENT { throw DeliveryError(errno: Errno(rawValue: errno), operation: "remove", path: entryPath) }
-                    }
+                do throws(Errno) {
+                    try FileDescriptor(rawValue: frame.descriptor).unlink(entry.name)
+                } catch .isDirectory {
+                    // It became a folder since it was listed.
+                    descend = true
+                } catch {
+                    throw DeliveryError(errno: error, operation: "remove", path: entryPath)
                 }
             }
             if descend, let child = try openOrUnlink(entry.name, in: frame.descriptor, describing: entryPath) {
-                stack.append((child, frame.descriptor, entry.name, entryPath, DirectoryListing.entries(of: child), 0))
+                let childEntries: [DirectoryEntry]
+                do {
+                    childEntries = try entries(of: child, describing: entryPath)
+                } catch {
+                    close(child)
+                    throw error
+                }
+                stack.append((child, frame.descriptor, entry.name, entryPath, childEntries, 0))
             }
         }
     }
 
     /// Opens a folder below `parent` without following a link.
-    static func openFolder(_ name: UnsafePointer<CChar>, in parent: CInt, describing path: String) throws -> CInt {
-        try SystemCall.check("open folder", path) { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    static func openFolder(_ name: FilePath.Component, in parent: CInt, describing path: String) throws -> CInt {
+        try DeliveryError.performing("open folder", path) { try FileDescriptor(rawValue: parent).openDirectory(name).rawValue }
+    }
+
+    /// `fstatat` of `name` in `folder` without following a link; a name that is gone is `vanished`.
+    private static func status(of name: FilePath.Component, in folder: CInt, describing path: String) throws -> FileStatus {
+        let found = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: folder).status(of: name) }
+        guard let found else { throw DeliveryError(errno: .noSuchFileOrDirectory, operation: "inspect", path: path) }
+        return found
+    }
+
+    /// The name of one file from its raw bytes; nil for an empty name or one with a `/` or a NUL.
+    static func component(_ name: [UInt8]) -> FilePath.Component? {
+        FilePath.Component(platformBytes: name)
+    }
+
+    /// The entries of an open folder; a folder that cannot be read throws rather than look empty.
+    static func entries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
+        try DeliveryError.performing("list folder", path) { try FileDescriptor(rawValue: folder).directoryEntries() }
     }
 
     static func withCName<T>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
@@ -274,45 +327,50 @@ package enum PackageTree {
         return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
 
-    private static func sortedEntries(of folder: CInt) -> [DirectoryListing.Entry] {
-        DirectoryListing.entries(of: folder).sorted { $0.name.lexicographicallyPrecedes($1.name) }
+    private static func sortedEntries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
+        try entries(of: folder, describing: path)
+            .map { (entry: $0, bytes: $0.nameBytes) }
+            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            .map(\.entry)
     }
 
     private static func copyFile(
-        _ name: UnsafePointer<CChar>, from source: CInt, describing sourcePath: String,
+        _ name: FilePath.Component, from source: CInt, describing sourcePath: String,
         to destination: CInt, describing destinationPath: String,
         owner: SandboxWriter.Owner?, mode: mode_t, accessUserID: UInt32?, buffer: UnsafeMutableRawBufferPointer
     ) throws -> Int64 {
-        let input = try SystemCall.check("open", sourcePath) { openat(source, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        let input = try DeliveryError.performing("open", sourcePath) {
+            try FileDescriptor(rawValue: source).open(name, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY).rawValue
+        }
         defer { close(input) }
-        let before = try SystemCall.status(of: FileDescriptor(rawValue: input), describing: sourcePath)
+        let before = try DeliveryError.performing("inspect", sourcePath) { try FileDescriptor(rawValue: input).status() }
         guard before.isRegularFile else {
             throw DeliveryError(code: .changed, message: "\(sourcePath) was replaced while its package was copied. \(DeliveryError.advice(for: .changed))")
         }
-        let output = try SystemCall.check("create", destinationPath) {
-            openat(destination, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let output = try DeliveryError.performing("create", destinationPath) {
+            try FileDescriptor(rawValue: destination).open(name, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600).rawValue
         }
         let outputDescriptor = FileDescriptor(rawValue: output)
         defer { close(output) }
         var offset: Int64 = 0
         while true {
-            let count = try SystemCall.read(FileDescriptor(rawValue: input), into: buffer, at: offset, describing: sourcePath)
+            let count = try DeliveryError.performing("read", sourcePath) { try FileDescriptor(rawValue: input).read(into: buffer, atOffset: offset) }
             if count == 0 { break }
-            try SystemCall.writeAll(outputDescriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), describing: destinationPath)
+            try DeliveryError.performing("write", destinationPath) { try outputDescriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
             offset += Int64(count)
         }
-        let after = try SystemCall.status(of: FileDescriptor(rawValue: input), describing: sourcePath)
+        let after = try DeliveryError.performing("inspect", sourcePath) { try FileDescriptor(rawValue: input).status() }
         guard offset == before.size, after.size == before.size, after.modificationTimeNanoseconds == before.modificationTimeNanoseconds else {
             throw DeliveryError(code: .changed, message: "\(sourcePath) changed while its package was copied. \(DeliveryError.advice(for: .changed))")
         }
-        try SystemCall.changeMode(outputDescriptor, mode, describing: destinationPath)
+        try DeliveryError.performing("change mode of", destinationPath) { try outputDescriptor.changeMode(mode) }
         if let owner {
             if let accessUserID, accessUserID != owner.userID {
-                try SystemCall.setAccessList(outputDescriptor, ownerPermissions: UInt16((mode >> 6) & 7), userID: accessUserID, userPermissions: 4, describing: destinationPath)
+                try DeliveryError.settingAccessList(destinationPath) { try outputDescriptor.setAccessList(ownerPermissions: UInt16((mode >> 6) & 7), userID: accessUserID, userPermissions: 4) }
             }
-            try SystemCall.changeOwner(outputDescriptor, userID: owner.userID, groupID: owner.groupID, describing: destinationPath)
+            try DeliveryError.performing("change owner of", destinationPath) { try outputDescriptor.changeOwner(userID: owner.userID, groupID: owner.groupID) }
         }
-        try SystemCall.fsync(outputDescriptor, describing: destinationPath)
+        try DeliveryError.performing("sync", destinationPath) { try outputDescriptor.sync() }
         return offset
     }
 

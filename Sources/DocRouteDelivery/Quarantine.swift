@@ -46,7 +46,7 @@ package struct Quarantine: Sendable {
     @discardableResult
     package func quarantine(
         source: FileDescriptor,
-        sourceStatus: SystemCall.FileStatus,
+        sourceStatus: FileStatus,
         sourcePath: FilePath,
         sourceDirectory: FileDescriptor,
         sourceName: FilePath.Component,
@@ -75,10 +75,9 @@ package struct Quarantine: Sendable {
         if folder.status.device == sourceStatus.device {
             do {
                 try ensureUnchanged(sourceName, in: sourceDirectory, status: sourceStatus, path: sourcePath)
-                while try !SystemCall.renameNoReplace(
-                    sourceName, in: sourceDirectory, to: FilePath.Component(finalName)!, in: folder.descriptor,
-                    describing: folder.path(of: finalName).string)
-                {
+                while try !DeliveryError.performing("rename", folder.path(of: finalName).string, {
+                    try sourceDirectory.renameNoReplace(sourceName, to: FilePath.Component(finalName)!, in: folder.descriptor)
+                }) {
                     counter += 1
                     finalName = try freeName(name, in: folder, counter: &counter)
                 }
@@ -111,12 +110,12 @@ package struct Quarantine: Sendable {
             // The file is safe in quarantine; only its explanation is missing.
             logger.error("quarantined a file but could not write its reason", metadata: ["file": "\(finalPath.string)", "error": "\(error)"])
         }
-        try SystemCall.fsync(folder.descriptor, describing: folder.path.string)
+        try DeliveryError.performing("sync", folder.path.string) { try folder.descriptor.sync() }
         if copied {
             try ensureUnchanged(sourceName, in: sourceDirectory, status: sourceStatus, path: sourcePath)
-            try SystemCall.unlink(sourceName, in: sourceDirectory, describing: sourcePath.string)
+            try DeliveryError.performing("remove", sourcePath.string) { try sourceDirectory.unlink(sourceName) }
         }
-        try SystemCall.fsync(sourceDirectory, describing: sourcePath.removingLastComponent().string)
+        try DeliveryError.performing("sync", sourcePath.removingLastComponent().string) { try sourceDirectory.sync() }
         // The intake logs the quarantine for the operator (once, with its MESSAGE_ID); this is detail.
         logger.debug("quarantined", metadata: [
             "source": "\(sourcePath.string)", "file": "\(finalPath.string)", "reason": "\(reason)",
@@ -137,15 +136,15 @@ package struct Quarantine: Sendable {
     /// Removes leftover temporaries (from a crash during a copy) in the quarantine's folders.
     @discardableResult
     package func removeTemporaries() -> Int {
-        guard let root = try? SystemCall.openDirectory(directory) else { return 0 }
-        defer { SystemCall.close(root) }
+        guard let root = try? FileDescriptor.openDirectory(atPath: directory) else { return 0 }
+        defer { root.closeIgnoringErrors() }
         var removed = 0
-        for mailboxName in (try? SystemCall.names(in: root, describing: directory.string)) ?? [] {
-            let path = directory.appending(mailboxName)
-            guard let mailbox = try? SystemCall.open(mailboxName, in: root, flags: O_RDONLY | O_DIRECTORY, describing: path.string) else { continue }
-            defer { SystemCall.close(mailbox) }
-            for name in (try? SystemCall.names(in: mailbox, describing: path.string)) ?? [] where SandboxWriter.isTemporaryName(name.string) {
-                if (try? SystemCall.unlink(name, in: mailbox, describing: path.appending(name).string)) == true { removed += 1 }
+        // Best effort, as before: a folder that cannot be read keeps its temporaries until the next start.
+        for mailboxName in (try? root.directoryNames()) ?? [] {
+            guard let mailbox = try? root.open(mailboxName, flags: O_RDONLY | O_DIRECTORY) else { continue }
+            defer { mailbox.closeIgnoringErrors() }
+            for name in (try? mailbox.directoryNames()) ?? [] where SandboxWriter.isTemporaryName(name.string) {
+                if (try? mailbox.unlink(name)) == true { removed += 1 }
             }
         }
         return removed
@@ -173,15 +172,15 @@ package struct Quarantine: Sendable {
             let (candidate, found) = try writer.firstFreeName(name, in: folder, from: counter)
             counter = found
             let reasonName = FilePath.Component(candidate + Self.reasonSuffix)!
-            if try SystemCall.status(of: reasonName, in: folder.descriptor, describing: folder.path(of: reasonName.string).string) == nil {
+            if try DeliveryError.performing("inspect", folder.path(of: reasonName.string).string, { try folder.descriptor.status(of: reasonName) }) == nil {
                 return candidate
             }
             counter += 1
         }
     }
 
-    private func ensureUnchanged(_ name: FilePath.Component, in directory: FileDescriptor, status: SystemCall.FileStatus, path: FilePath) throws {
-        guard let found = try SystemCall.status(of: name, in: directory, describing: path.string) else {
+    private func ensureUnchanged(_ name: FilePath.Component, in directory: FileDescriptor, status: FileStatus, path: FilePath) throws {
+        guard let found = try DeliveryError.performing("inspect", path.string, { try directory.status(of: name) }) else {
             throw DeliveryError(code: .vanished, message: "\(path.string) is gone. \(DeliveryError.advice(for: .vanished))")
         }
         guard found.isSameFile(as: status), found.size == status.size,
@@ -196,17 +195,16 @@ package struct Quarantine: Sendable {
         let temporaryName = SandboxWriter.temporaryPrefix + SandboxWriter.hex((0..<8).map { _ in UInt8.random(in: 0...255) }) + SandboxWriter.temporarySuffix
         let temporaryComponent = FilePath.Component(temporaryName)!
         let temporaryPath = folder.path(of: temporaryName).string
-        let descriptor = try SystemCall.open(temporaryComponent, in: folder.descriptor, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640, describing: temporaryPath)
+        let descriptor = try DeliveryError.performing("open", temporaryPath) { try folder.descriptor.open(temporaryComponent, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640) }
         do {
-            defer { SystemCall.close(descriptor) }
+            defer { descriptor.closeIgnoringErrors() }
             var bytes = Array(line.utf8)
-            try bytes.withUnsafeMutableBytes { try SystemCall.writeAll(descriptor, UnsafeRawBufferPointer($0), describing: temporaryPath) }
-            try SystemCall.dataSync(descriptor, describing: temporaryPath)
+            try bytes.withUnsafeMutableBytes { buffer in try DeliveryError.performing("write", temporaryPath) { try descriptor.writeAll(from: UnsafeRawBufferPointer(buffer)) } }
+            try DeliveryError.performing("sync data of", temporaryPath) { try descriptor.syncData() }
             // A reason left without its file by an earlier crash may be replaced.
-            try SystemCall.rename(temporaryComponent, in: folder.descriptor, to: FilePath.Component(finalName + Self.reasonSuffix)!, in: folder.descriptor,
-                                  describing: folder.path(of: finalName + Self.reasonSuffix).string)
+            try DeliveryError.performing("rename", folder.path(of: finalName + Self.reasonSuffix).string) { try folder.descriptor.rename(temporaryComponent, to: FilePath.Component(finalName + Self.reasonSuffix)!, in: folder.descriptor) }
         } catch {
-            _ = try? SystemCall.unlink(temporaryComponent, in: folder.descriptor, describing: temporaryPath)
+            _ = try? DeliveryError.performing("remove", temporaryPath) { try folder.descriptor.unlink(temporaryComponent) }
             throw error
         }
     }

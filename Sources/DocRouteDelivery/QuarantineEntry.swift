@@ -12,19 +12,19 @@ import Glibc
 /// which never follows or opens it.
 package enum QuarantineEntry {
     static func move(name: [UInt8], in folder: Int32, to directory: String, mailbox: String, reason: String, origin: String?, quarantine: Quarantine) throws {
-        let cName = name.map { CChar(bitPattern: $0) } + [0]
-        let fd = openat(folder, cName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        if fd >= 0 {
-            defer { close(fd) }
-            var info = stat()
-            if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                let status = SystemCall.FileStatus(
-                    device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mode: UInt32(info.st_mode), linkCount: UInt64(info.st_nlink),
-                    userID: info.st_uid, groupID: info.st_gid, size: Int64(info.st_size),
-                    modificationTimeNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        let inbox = FileDescriptor(rawValue: folder)
+        let base = InboxNames.display(name).replacingOccurrences(of: "/", with: "_")
+        guard let entry = FilePath.Component(platformBytes: name) else {
+            throw DeliveryError(code: .invalidName, message: "\(base) names no entry of the inbox. \(DeliveryError.advice(for: .invalidName))")
+        }
+        // A regular file goes through Quarantine; anything else, or a file that cannot be
+        // opened or inspected, is moved by its name below.
+        if let file = try? inbox.open(entry, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY) {
+            defer { file.closeIgnoringErrors() }
+            if let status = try? file.status(), status.isRegularFile {
                 try quarantine.quarantine(
-                    source: FileDescriptor(rawValue: fd), sourceStatus: status, sourcePath: FilePath(InboxNames.display(name)),
-                    sourceDirectory: FileDescriptor(rawValue: folder),
+                    source: file, sourceStatus: status, sourcePath: FilePath(InboxNames.display(name)),
+                    sourceDirectory: inbox,
                     sourceName: LedgerBackend.component(name),
                     mailbox: mailbox, contentType: nil, reason: reason, origin: origin)
                 return
@@ -32,44 +32,50 @@ package enum QuarantineEntry {
         }
         let target = directory + "/" + (DaemonConfiguration.isValidMailbox(mailbox) ? mailbox : "Inbox")
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-        let base = InboxNames.display(name).replacingOccurrences(of: "/", with: "_")
+        let targetFolder = try DeliveryError.performing("open folder", target) { try FileDescriptor.openDirectory(atPath: FilePath(target)) }
+        defer { targetFolder.closeIgnoringErrors() }
         var candidate = base
         var counter = 0
         var destination: String { target + "/" + candidate }
+        var moved = true
         while true {
-            var info = stat()
-            if lstat(destination, &info) != 0 && lstat(destination + ".reason", &info) != 0 { break }
+            guard let component = FilePath.Component(candidate), let reasonName = FilePath.Component(candidate + ".reason") else {
+                throw DeliveryError(code: .invalidName, message: "\(base): no quarantine name can be made from it. \(DeliveryError.advice(for: .invalidName))")
+            }
+            let taken = try DeliveryError.performing("inspect", destination) {
+                try targetFolder.status(of: component) != nil || targetFolder.status(of: reasonName) != nil
+            }
+            if !taken {
+                do throws(Errno) {
+                    // Never over a name taken meanwhile: the next candidate then.
+                    if try inbox.renameNoReplace(entry, to: component, in: targetFolder) { break }
+                } catch .improperLink {
+                    let found = try? inbox.status(of: entry)
+                    if found?.isDirectory == true {
+                        // A package folder is a document: never removed in place of a move.
+                        throw DeliveryError(code: DeliveryError.code(for: .improperLink),
+                                            message: "cannot move the package \(base) to quarantine across file systems; put quarantine_directory on the inbox's file system",
+                                            cause: Errno.improperLink)
+                    }
+                    // A link or a FIFO has no content worth carrying across file systems.
+                    _ = try? inbox.unlink(entry)
+                    moved = false
+                    break
+                } catch {
+                    throw DeliveryError(code: DeliveryError.code(for: error), message: "cannot move \(base) to quarantine", cause: error)
+                }
+            }
             counter += 1
             candidate = "\(base)-\(counter)"
         }
-        var moved = true
-        if renameat(folder, cName, AT_FDCWD, destination) != 0 {
-            guard errno == EXDEV else {
-                throw DeliveryError(code: DeliveryError.code(for: Errno(rawValue: errno)), message: "cannot move \(base) to quarantine", cause: Errno(rawValue: errno))
-            }
-            var info = stat()
-            if fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-                // A package folder is a document: never removed in place of a move.
-                throw DeliveryError(code: DeliveryError.code(for: .improperLink),
-                                    message: "cannot move the package \(base) to quarantine across file systems; put quarantine_directory on the inbox's file system",
-                                    cause: Errno.improperLink)
-            }
-            // A link or a FIFO has no content worth carrying across file systems.
-            unlinkat(folder, cName, 0)
-            moved = false
-        }
         let line = Quarantine.reasonLine(reason: moved ? reason : reason + " (removed: it could not be moved across file systems)", contentType: nil, date: Date(), origin: origin)
-        let reasonFD = open(destination + ".reason", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
-        if reasonFD >= 0 {
-            let bytes = Array(line.utf8)
-            _ = bytes.withUnsafeBytes { write(reasonFD, $0.baseAddress, $0.count) }
-            fsync(reasonFD)
-            close(reasonFD)
+        // The reason is a note beside the entry: the entry is moved whether or not it can be written.
+        if let reasonName = FilePath.Component(candidate + ".reason"),
+           let reasonFile = try? targetFolder.open(reasonName, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640) {
+            _ = try? Array(line.utf8).withUnsafeBytes { buffer in try reasonFile.writeAll(from: buffer) }
+            _ = try? reasonFile.sync()
+            reasonFile.closeIgnoringErrors()
         }
-        let folderFD = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folderFD >= 0 {
-            fsync(folderFD)
-            close(folderFD)
-        }
+        _ = try? targetFolder.sync()
     }
 }

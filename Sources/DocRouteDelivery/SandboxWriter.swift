@@ -64,14 +64,14 @@ package struct SandboxWriter: Sendable {
         /// The folder's path, for the ledger and for messages.
         package let path: FilePath
         /// The folder's device and inode.
-        package let status: SystemCall.FileStatus
+        package let status: FileStatus
         /// The root it was opened from, kept open so that ``SandboxWriter/confirmInPlace(_:)`` can
         /// look the folder up again from there; nil when the folder is the root itself.
         let root: FileDescriptor?
         /// The folder's path below `root`.
         let relativePath: String
 
-        init(descriptor: FileDescriptor, path: FilePath, status: SystemCall.FileStatus, root: FileDescriptor? = nil, relativePath: String = "") {
+        init(descriptor: FileDescriptor, path: FilePath, status: FileStatus, root: FileDescriptor? = nil, relativePath: String = "") {
             self.descriptor = descriptor
             self.path = path
             self.status = status
@@ -84,8 +84,8 @@ package struct SandboxWriter: Sendable {
 
         /// Closes the folder's descriptor (and its root's).
         package func close() {
-            SystemCall.close(descriptor)
-            if let root { SystemCall.close(root) }
+            descriptor.closeIgnoringErrors()
+            if let root { root.closeIgnoringErrors() }
         }
     }
 
@@ -140,7 +140,7 @@ package struct SandboxWriter: Sendable {
     /// - Throws: ``DeliveryError`` (`symbolicLink`, `notDirectory`, `vanished` when `create` is
     ///   false and a folder is missing, `permissionDenied`, …).
     package func openFolder(root: FilePath, components: [String], owner: Owner?, create: Bool) throws -> Folder {
-        let rootDescriptor = try SystemCall.openDirectory(root)
+        let rootDescriptor = try DeliveryError.performing("open folder", root.string) { try FileDescriptor.openDirectory(atPath: root) }
         var current = rootDescriptor
         var currentPath = root
         do {
@@ -159,7 +159,7 @@ package struct SandboxWriter: Sendable {
             guard !componentNames.isEmpty else {
                 return Folder(descriptor: rootDescriptor, path: root, status: try Self.status(rootDescriptor, root))
             }
-            if let opened = try? SystemCall.openBeneath(relative, in: rootDescriptor, flags: O_RDONLY | O_DIRECTORY, describing: target.string) {
+            if let opened = try? rootDescriptor.openBeneath(relative, flags: O_RDONLY | O_DIRECTORY) {
                 // One call when everything exists: the common case after the first delivery.
                 let status = try Self.status(opened, target)
                 return Folder(descriptor: opened, path: target, status: status, root: rootDescriptor, relativePath: relative)
@@ -167,24 +167,24 @@ package struct SandboxWriter: Sendable {
             for name in componentNames {
                 let childPath = currentPath.appending(name)
                 let child = try openChild(name, in: current, path: childPath, owner: owner, create: create)
-                if current != rootDescriptor { SystemCall.close(current) }
+                if current != rootDescriptor { current.closeIgnoringErrors() }
                 current = child
                 currentPath = childPath
             }
             let status = try Self.status(current, currentPath)
             return Folder(descriptor: current, path: currentPath, status: status, root: rootDescriptor, relativePath: relative)
         } catch {
-            if current != rootDescriptor { SystemCall.close(current) }
-            SystemCall.close(rootDescriptor)
+            if current != rootDescriptor { current.closeIgnoringErrors() }
+            rootDescriptor.closeIgnoringErrors()
             throw error
         }
     }
 
-    private static func status(_ descriptor: FileDescriptor, _ path: FilePath) throws -> SystemCall.FileStatus {
+    private static func status(_ descriptor: FileDescriptor, _ path: FilePath) throws -> FileStatus {
         do {
-            return try SystemCall.status(of: descriptor, describing: path.string)
+            return try DeliveryError.performing("inspect", path.string) { try descriptor.status() }
         } catch {
-            SystemCall.close(descriptor)
+            descriptor.closeIgnoringErrors()
             throw error
         }
     }
@@ -200,18 +200,18 @@ package struct SandboxWriter: Sendable {
         var created = false
         while true {
             do {
-                let child = try SystemCall.open(name, in: parent, flags: O_RDONLY | O_DIRECTORY, describing: path.string)
+                let child = try DeliveryError.performing("open", path.string) { try parent.open(name, flags: O_RDONLY | O_DIRECTORY) }
                 if created, let owner {
                     do {
                         // Whatever the umask: the mode first, then docrouted's ACL entry (while
                         // the folder is still its own, so no CAP_FOWNER is needed), then the owner.
-                        try SystemCall.changeMode(child, folderMode, describing: path.string)
+                        try DeliveryError.performing("change mode of", path.string) { try child.changeMode(folderMode) }
                         if let accessUserID, accessUserID != owner.userID {
-                            try SystemCall.setAccessList(child, ownerPermissions: 7, userID: accessUserID, userPermissions: 7, describing: path.string)
+                            try DeliveryError.settingAccessList(path.string) { try child.setAccessList(ownerPermissions: 7, userID: accessUserID, userPermissions: 7) }
                         }
-                        try SystemCall.changeOwner(child, userID: owner.userID, groupID: owner.groupID, describing: path.string)
+                        try DeliveryError.performing("change owner of", path.string) { try child.changeOwner(userID: owner.userID, groupID: owner.groupID) }
                     } catch {
-                        SystemCall.close(child)
+                        child.closeIgnoringErrors()
                         throw error
                     }
                 }
@@ -219,10 +219,10 @@ package struct SandboxWriter: Sendable {
             } catch let error as DeliveryError where error.code == .vanished && create && !triedCreating {
                 triedCreating = true
                 // `false`: someone made it meanwhile; open what is there now, and leave its owner.
-                created = try SystemCall.makeDirectory(name, in: parent, permissions: folderMode, describing: path.string)
+                created = try DeliveryError.performing("create folder", path.string) { try parent.makeDirectory(name, permissions: folderMode) }
             } catch let error as DeliveryError where error.code == .notDirectory || error.code == .symbolicLink {
                 // O_NOFOLLOW | O_DIRECTORY reports a link as "not a directory": say which it is.
-                let found = try SystemCall.status(of: name, in: parent, describing: path.string)
+                let found = try DeliveryError.performing("inspect", path.string) { try parent.status(of: name) }
                 if found?.isSymbolicLink == true {
                     throw DeliveryError(
                         code: .symbolicLink,
@@ -252,7 +252,7 @@ package struct SandboxWriter: Sendable {
     ///     whole file system afterwards).
     package func copyToTemporary(
         from source: FileDescriptor,
-        expected: SystemCall.FileStatus,
+        expected: FileStatus,
         describing sourcePath: String,
         into folder: Folder,
         owner: Owner?,
@@ -268,14 +268,14 @@ package struct SandboxWriter: Sendable {
         let (name, destination) = try createTemporary(in: folder)
         let destinationPath = folder.path(of: name).string
         do {
-            defer { SystemCall.close(destination) }
+            defer { destination.closeIgnoringErrors() }
             let digest: String
             if copyMethod.usesKernelCopy(size: expected.size) {
                 digest = try copyInKernel(from: source, size: expected.size, describing: sourcePath, to: destination, describing: destinationPath, buffer: buffer)
             } else {
                 digest = try copyReadingAndWriting(from: source, size: expected.size, describing: sourcePath, to: destination, describing: destinationPath, buffer: buffer)
             }
-            let after = try SystemCall.status(of: source, describing: sourcePath)
+            let after = try DeliveryError.performing("inspect", sourcePath) { try source.status() }
             guard after.size == expected.size, after.modificationTimeNanoseconds == expected.modificationTimeNanoseconds else {
                 throw DeliveryError(
                     code: .changed,
@@ -283,8 +283,8 @@ package struct SandboxWriter: Sendable {
                 )
             }
             try handOver(destination, owner: owner, describing: destinationPath)
-            if syncData { try SystemCall.dataSync(destination, describing: destinationPath) }
-            let copy = try SystemCall.status(of: destination, describing: destinationPath)
+            if syncData { try DeliveryError.performing("sync data of", destinationPath, { try destination.syncData() }) }
+            let copy = try DeliveryError.performing("inspect", destinationPath) { try destination.status() }
             return TemporaryFile(name: name, size: expected.size, sha256: digest, device: copy.device, inode: copy.inode)
         } catch {
             removeTemporary(name, in: folder)
@@ -295,12 +295,12 @@ package struct SandboxWriter: Sendable {
     /// Gives a copy ``fileMode`` and `owner`, with docrouted's read-only ACL entry when it hands
     /// the file to someone else without being root (recovery reads copies back to check them).
     func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String) throws {
-        try SystemCall.changeMode(descriptor, fileMode, describing: path)
+        try DeliveryError.performing("change mode of", path) { try descriptor.changeMode(fileMode) }
         guard let owner else { return }
         if let accessUserID, accessUserID != owner.userID {
-            try SystemCall.setAccessList(descriptor, ownerPermissions: UInt16((fileMode >> 6) & 7), userID: accessUserID, userPermissions: 4, describing: path)
+            try DeliveryError.settingAccessList(path) { try descriptor.setAccessList(ownerPermissions: UInt16((fileMode >> 6) & 7), userID: accessUserID, userPermissions: 4) }
         }
-        try SystemCall.changeOwner(descriptor, userID: owner.userID, groupID: owner.groupID, describing: path)
+        try DeliveryError.performing("change owner of", path) { try descriptor.changeOwner(userID: owner.userID, groupID: owner.groupID) }
     }
 
     /// Checks that `folder` is still where it was opened: looked up again from its root with
@@ -312,7 +312,7 @@ package struct SandboxWriter: Sendable {
         guard let root = folder.root else { return }
         let found: FileDescriptor
         do {
-            if let opened = try SystemCall.openBeneath(folder.relativePath, in: root, flags: O_RDONLY | O_DIRECTORY, describing: folder.path.string) {
+            if let opened = try DeliveryError.performing("open folder", folder.path.string, { try root.openBeneath(folder.relativePath, flags: O_RDONLY | O_DIRECTORY) }) {
                 found = opened
             } else {
                 var current = root
@@ -320,12 +320,12 @@ package struct SandboxWriter: Sendable {
                     guard let name = FilePath.Component(String(text)) else { throw Self.moved(folder) }
                     let child: FileDescriptor
                     do {
-                        child = try SystemCall.open(name, in: current, flags: O_RDONLY | O_DIRECTORY, describing: folder.path.string)
+                        child = try DeliveryError.performing("open", folder.path.string) { try current.open(name, flags: O_RDONLY | O_DIRECTORY) }
                     } catch {
-                        if current != root { SystemCall.close(current) }
+                        if current != root { current.closeIgnoringErrors() }
                         throw error
                     }
-                    if current != root { SystemCall.close(current) }
+                    if current != root { current.closeIgnoringErrors() }
                     current = child
                 }
                 found = current
@@ -333,8 +333,8 @@ package struct SandboxWriter: Sendable {
         } catch let error as DeliveryError where [.vanished, .notDirectory, .symbolicLink].contains(error.code) {
             throw Self.moved(folder)
         }
-        defer { SystemCall.close(found) }
-        let status = try SystemCall.status(of: found, describing: folder.path.string)
+        defer { found.closeIgnoringErrors() }
+        let status = try DeliveryError.performing("inspect", folder.path.string) { try found.status() }
         guard status.device == folder.status.device, status.inode == folder.status.inode else { throw Self.moved(folder) }
     }
 
@@ -347,7 +347,7 @@ package struct SandboxWriter: Sendable {
     /// Removes a temporary, ignoring errors: it is only ever garbage.
     package func removeTemporary(_ name: String, in folder: Folder) {
         guard let component = FilePath.Component(name) else { return }
-        _ = try? SystemCall.unlink(component, in: folder.descriptor, describing: folder.path(of: name).string)
+        _ = try? DeliveryError.performing("remove", folder.path(of: name).string) { try folder.descriptor.unlink(component) }
     }
 
     private func createTemporary(in folder: Folder) throws -> (String, FileDescriptor) {
@@ -356,11 +356,7 @@ package struct SandboxWriter: Sendable {
             var random = SystemRandomNumberGenerator()
             let name = Self.temporaryPrefix + Self.hex(withUnsafeBytes(of: random.next() as UInt64) { Array($0) }) + Self.temporarySuffix
             do {
-                let descriptor = try SystemCall.open(
-                    FilePath.Component(name)!, in: folder.descriptor,
-                    // Readable too: an in-kernel copy is read back to hash it.
-                    flags: O_RDWR | O_CREAT | O_EXCL, permissions: 0o600,
-                    describing: folder.path(of: name).string)
+                let descriptor = try DeliveryError.performing("open", folder.path(of: name).string) { try folder.descriptor.open(FilePath.Component(name)!, flags: O_RDWR | O_CREAT | O_EXCL, permissions: 0o600) }
                 return (name, descriptor)
             } catch let error as DeliveryError where error.errno == .fileExists && attempts < 8 {
                 attempts += 1
@@ -378,11 +374,11 @@ package struct SandboxWriter: Sendable {
         while offset < size {
             let wanted = Int(min(Int64(buffer.count), size - offset))
             let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted])
-            let count = try SystemCall.read(source, into: chunk, at: offset, describing: sourcePath)
+            let count = try DeliveryError.performing("read", sourcePath) { try source.read(into: chunk, atOffset: offset) }
             if count == 0 { throw Self.truncated(sourcePath, expected: size, found: offset) }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             hash.update(bufferPointer: bytes)
-            try SystemCall.writeAll(destination, bytes, describing: destinationPath)
+            try DeliveryError.performing("write", destinationPath) { try destination.writeAll(from: bytes) }
             offset += Int64(count)
         }
         return Self.hex(hash.finalize())
@@ -403,7 +399,7 @@ package struct SandboxWriter: Sendable {
                 // In steps, so that the follower can hash one while the kernel copies the next.
                 let step = follower == nil ? Int(size - offset) : Int(min(size - offset, Self.followingHashStep))
                 do {
-                    count = try SystemCall.copyFileRange(from: source, at: &offset, to: destination, count: step, describing: sourcePath)
+                    count = try DeliveryError.performing("copy", sourcePath) { try source.copyFileRange(from: &offset, to: destination, count: step) }
                 } catch let error as DeliveryError where offset == 0 && [.improperLink, .invalidArgument, .noFunction, .notSupported, .notPermitted].contains(error.errno) {
                     // The kernel cannot copy between these two (file systems, types): do it ourselves.
                     follower?.finish()
@@ -426,7 +422,7 @@ package struct SandboxWriter: Sendable {
         var hash = SHA256()
         var position: Int64 = 0
         while position < size {
-            let count = try SystemCall.read(destination, into: buffer, at: position, describing: destinationPath)
+            let count = try DeliveryError.performing("read", destinationPath) { try destination.read(into: buffer, atOffset: position) }
             if count == 0 { throw Self.truncated(destinationPath, expected: size, found: position) }
             hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             position += Int64(count)
@@ -453,14 +449,14 @@ package struct SandboxWriter: Sendable {
             throw DeliveryError(code: .invalidName, message: "\(name.debugDescription) is not a file name.")
         }
         let path = folder.path(of: name).string
-        let descriptor = try SystemCall.open(component, in: folder.descriptor, flags: O_RDONLY | O_NONBLOCK, describing: path)
-        defer { SystemCall.close(descriptor) }
+        let descriptor = try DeliveryError.performing("open", path) { try folder.descriptor.open(component, flags: O_RDONLY | O_NONBLOCK) }
+        defer { descriptor.closeIgnoringErrors() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
         var hash = SHA256()
         var offset: Int64 = 0
         while true {
-            let count = try SystemCall.read(descriptor, into: buffer, at: offset, describing: path)
+            let count = try DeliveryError.performing("read", path) { try descriptor.read(into: buffer, atOffset: offset) }
             if count == 0 { return Self.hex(hash.finalize()) }
             hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)
@@ -484,7 +480,7 @@ package struct SandboxWriter: Sendable {
             guard let component = FilePath.Component(candidate) else {
                 throw DeliveryError(code: .invalidName, message: "\(candidate.debugDescription) is not a file name.")
             }
-            if try SystemCall.status(of: component, in: folder.descriptor, describing: folder.path(of: candidate).string) == nil {
+            if try DeliveryError.performing("inspect", folder.path(of: candidate).string, { try folder.descriptor.status(of: component) }) == nil {
                 return (candidate, attempt)
             }
         }
@@ -500,6 +496,6 @@ package struct SandboxWriter: Sendable {
         guard let from = FilePath.Component(temporaryName), let to = FilePath.Component(finalName) else {
             throw DeliveryError(code: .invalidName, message: "\(finalName.debugDescription) is not a file name.")
         }
-        return try SystemCall.renameNoReplace(from, in: folder.descriptor, to: to, in: folder.descriptor, describing: folder.path(of: finalName).string)
+        return try DeliveryError.performing("rename", folder.path(of: finalName).string) { try folder.descriptor.renameNoReplace(from, to: to, in: folder.descriptor) }
     }
 }

@@ -62,7 +62,7 @@ package final class SourceReclaimer: Sendable {
     }
 
     deinit {
-        if let folder = state.withLock({ $0.folder }) { SystemCall.close(folder.descriptor) }
+        if let folder = state.withLock({ $0.folder }) { folder.descriptor.closeIgnoringErrors() }
     }
 
     /// Sources renamed aside and not yet freed.
@@ -72,32 +72,32 @@ package final class SourceReclaimer: Sendable {
     /// there (all of it was delivered). Returns how many it freed.
     @discardableResult
     package func open(stateDirectory: FilePath) throws -> Int {
-        let parent = try SystemCall.openDirectory(stateDirectory)
-        defer { SystemCall.close(parent) }
+        let parent = try DeliveryError.performing("open folder", stateDirectory.string) { try FileDescriptor.openDirectory(atPath: stateDirectory) }
+        defer { parent.closeIgnoringErrors() }
         let name = FilePath.Component(Self.folderName)!
         let path = stateDirectory.appending(name)
-        try SystemCall.makeDirectory(name, in: parent, permissions: 0o700, describing: path.string)
-        let descriptor = try SystemCall.open(name, in: parent, flags: O_RDONLY | O_DIRECTORY, describing: path.string)
-        let status: SystemCall.FileStatus
+        try DeliveryError.performing("create folder", path.string) { try parent.makeDirectory(name, permissions: 0o700) }
+        let descriptor = try DeliveryError.performing("open", path.string) { try parent.open(name, flags: O_RDONLY | O_DIRECTORY) }
+        let status: FileStatus
         do {
-            status = try SystemCall.status(of: descriptor, describing: path.string)
+            status = try DeliveryError.performing("inspect", path.string) { try descriptor.status() }
             guard status.userID == geteuid() else {
                 throw DeliveryError(code: .permissionDenied, message: "\(path.string) belongs to uid \(status.userID), not to docrouted (uid \(geteuid())). Remove it; docrouted creates it again.")
             }
-            try SystemCall.changeMode(descriptor, 0o700, describing: path.string)
+            try DeliveryError.performing("change mode of", path.string) { try descriptor.changeMode(0o700) }
         } catch {
-            SystemCall.close(descriptor)
+            descriptor.closeIgnoringErrors()
             throw error
         }
         var freed = 0
-        for leftover in try SystemCall.names(in: descriptor, describing: path.string) {
-            if try SystemCall.unlink(leftover, in: descriptor, describing: path.appending(leftover).string) { freed += 1 }
+        for leftover in try DeliveryError.performing("list folder", path.string, { try descriptor.directoryNames() }) {
+            if try DeliveryError.performing("remove", path.appending(leftover).string, { try descriptor.unlink(leftover) }) { freed += 1 }
         }
         let previous = state.withLock { state in
             defer { state.folder = Folder(descriptor: descriptor, device: status.device, path: path) }
             return state.folder
         }
-        if let previous { SystemCall.close(previous.descriptor) }
+        if let previous { previous.descriptor.closeIgnoringErrors() }
         if freed > 0 {
             logger.info("freed delivered sources left from the previous run", metadata: ["folder": "\(path.string)", "count": "\(freed)"])
         }
@@ -123,12 +123,12 @@ package final class SourceReclaimer: Sendable {
     /// file system, else removed.
     func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, device: UInt64, deliveryID: UUID, describing: @autoclosure () -> String) throws -> TakenAside {
         let path = describing()
-        let remove = { try SystemCall.unlink(name, in: directory, describing: path) ? TakenAside.removed : .gone }
+        let remove = { try DeliveryError.performing("remove", path) { try directory.unlink(name) } ? TakenAside.removed : .gone }
         guard let folder = state.withLock({ $0.folder }), folder.device == device else { return try remove() }
         let aside = FilePath.Component(UUID().uuidString)!
         do {
             // A fresh UUID taken already cannot happen; remove the source rather than guess.
-            guard try SystemCall.renameNoReplace(name, in: directory, to: aside, in: folder.descriptor, describing: path) else { return try remove() }
+            guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: folder.descriptor) }) else { return try remove() }
         } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
             return .gone
         } catch let error as DeliveryError where error.errno == .improperLink {
@@ -151,7 +151,7 @@ package final class SourceReclaimer: Sendable {
         }
         guard let folder, !entries.isEmpty else { return 0 }
         do {
-            try SystemCall.syncFileSystem(folder.descriptor, describing: folder.path.string)
+            try DeliveryError.performing("sync file system of", folder.path.string) { try folder.descriptor.syncFileSystem() }
             try noteRemoved(entries.map(\.deliveryID))
         } catch {
             // Nothing is freed before its note is durable: put them back, try again later.
@@ -162,7 +162,7 @@ package final class SourceReclaimer: Sendable {
         var freed = 0
         for (name, _) in entries {
             do {
-                try SystemCall.unlink(name, in: folder.descriptor, describing: folder.path.appending(name).string)
+                try DeliveryError.performing("remove", folder.path.appending(name).string) { try folder.descriptor.unlink(name) }
                 freed += 1
             } catch {
                 // Left in the folder: the next start frees it.

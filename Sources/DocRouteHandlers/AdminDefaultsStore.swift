@@ -1,11 +1,11 @@
 import DocRouteErrors
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Keeps ``AdminDefaults`` in `<state_directory>/defaults.json`, written atomically and durably
-/// (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old or the new file.
+/// Where ``AdminDefaults`` are kept (`<state_directory>/defaults.json`), and their file's bytes.
+///
+/// The file is written by DocRouteCore's `AdminDefaultsStore.save(_:)`, with the daemon's one
+/// atomic writer (temporary file, fsync, rename, fsync of the folder), so a crash leaves the old
+/// or the new file.
 public struct AdminDefaultsStore: Sendable {
     /// Why the defaults could not be read or written; the file is its `inputFile`.
     public typealias StoreError = DocRouteError<AdminDefaultsStoreErrorCode>
@@ -32,28 +32,12 @@ public struct AdminDefaultsStore: Sendable {
         }
     }
 
-    /// Replaces the stored defaults.
-    public func save(_ defaults: AdminDefaults) throws {
+    /// The file's bytes for `defaults`: pretty-printed JSON with sorted keys, so that a person
+    /// can read it and a diff shows only what changed. Writing them is the daemon's side (its
+    /// atomic writer); this target does no I/O beyond reading the file.
+    public func encoded(_ defaults: AdminDefaults) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(defaults)
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StoreError(code: .writeFailed, inputFile: temporary, message: "cannot be created: \(String(cString: strerror(errno)))") }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == data.count, synced == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw StoreError(code: .writeFailed, inputFile: path, message: "cannot be written: \(reason)")
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
+        return Array(try encoder.encode(defaults))
     }
 }

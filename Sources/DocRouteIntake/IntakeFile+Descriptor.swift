@@ -1,4 +1,6 @@
+import DocRoutePlatform
 import CDocRouteShim
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,19 +32,21 @@ extension IntakeFile {
     /// client's file offset. On success the returned file owns `descriptor`; on failure the caller
     /// still does.
     package static func adopt(descriptor: Int32, maxSize: Int64, headLength: Int = 4096) -> Result<IntakeFile, DescriptorRefusal> {
-        let flags = fcntl(descriptor, F_GETFL)
-        guard flags >= 0 else { return .failure(.unreadable(errno: errno)) }
-        // O_PATH descriptors permit fstat but no read: the kernel never checked read access.
-        guard flags & docroute_o_path == 0, flags & O_ACCMODE != O_WRONLY else { return .failure(.notOpenForReading) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return .failure(.unreadable(errno: errno)) }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: return .failure(.notRegularFile("folder"))
-        default: return .failure(.notRegularFile(kindName(info.st_mode)))
+        let file = FileDescriptor(rawValue: descriptor)
+        let flags: CInt, info: FileStatus
+        do throws(Errno) {
+            flags = try file.statusFlags()
+            // O_PATH descriptors permit fstat but no read: the kernel never checked read access.
+            guard flags & docroute_o_path == 0, flags & O_ACCMODE != O_WRONLY else { return .failure(.notOpenForReading) }
+            info = try file.status()
+        } catch {
+            return .failure(.unreadable(errno: error.rawValue))
         }
-        guard Int64(info.st_size) <= maxSize else {
-            return .failure(.tooLarge(size: Int64(info.st_size), limit: maxSize))
+        guard info.isRegularFile else {
+            return .failure(.notRegularFile(info.isDirectory ? "folder" : kindName(mode_t(info.mode))))
+        }
+        guard info.size <= maxSize else {
+            return .failure(.tooLarge(size: info.size, limit: maxSize))
         }
         // The client's O_NONBLOCK would not change reads of a regular file; nothing to undo.
         return reading(descriptor, info, headLength: headLength).mapError { .unreadable(errno: $0.rawValue) }

@@ -49,50 +49,41 @@ package struct IntakeFile: Sendable {
     /// `O_NONBLOCK` means a FIFO dropped in an inbox never blocks the open; it is refused after
     /// `fstat`. The caller owns the returned descriptor and must close it.
     package static func open(name: [UInt8], in directory: Int32, maxSize: Int64, headLength: Int = 4096) -> Result<IntakeFile, Refusal> {
-        let fd = name.withUnsafeBufferPointer { bytes -> Int32 in
-            var terminated = Array(bytes)
-            terminated.append(0)
-            return terminated.withUnsafeBufferPointer { pointer in
-                pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) { path in
-                    retryingOnInterrupt { openat(directory, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
-                }
-            }
+        // A name from inotify or readdir is one component; anything else names nothing here.
+        guard let component = FilePath.Component(platformBytes: name) else { return .failure(.vanished) }
+        let file: FileDescriptor
+        do throws(Errno) {
+            file = try FileDescriptor(rawValue: directory).open(component, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+        } catch .noSuchFileOrDirectory {
+            return .failure(.vanished)
+        } catch .tooManySymbolicLinkLevels {
+            return .failure(.symbolicLink)
+        } catch .noSuchAddressOrDevice {
+            return .failure(.notRegularFile("socket"))
+        } catch {
+            return .failure(.unreadable(errno: error.rawValue))
         }
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT: return .failure(.vanished)
-            case ELOOP: return .failure(.symbolicLink)
-            case ENXIO: return .failure(.notRegularFile("socket"))
-            default: return .failure(.unreadable(errno: errno))
-            }
+        let info: FileStatus
+        do throws(Errno) {
+            info = try file.status()
+        } catch {
+            file.closeIgnoringErrors()
+            return .failure(.unreadable(errno: error.rawValue))
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
-            return .failure(.unreadable(errno: code))
+        guard info.isRegularFile else {
+            file.closeIgnoringErrors()
+            return .failure(info.isDirectory ? .directory : .notRegularFile(kindName(mode_t(info.mode))))
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG:
-            break
-        case S_IFDIR:
-            close(fd)
-            return .failure(.directory)
-        default:
-            close(fd)
-            return .failure(.notRegularFile(kindName(info.st_mode)))
-        }
-        guard Int64(info.st_size) <= maxSize else {
-            close(fd)
-            return .failure(.tooLarge(size: Int64(info.st_size), limit: maxSize))
+        guard info.size <= maxSize else {
+            file.closeIgnoringErrors()
+            return .failure(.tooLarge(size: info.size, limit: maxSize))
         }
         // Back to blocking reads for the copy; the descriptor is a regular file now.
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        switch reading(fd, info, headLength: headLength) {
-        case .success(let file): return .success(file)
+        if let flags = try? file.statusFlags() { _ = try? file.setStatusFlags(flags & ~O_NONBLOCK) }
+        switch reading(file.rawValue, info, headLength: headLength) {
+        case .success(let opened): return .success(opened)
         case .failure(let error):
-            close(fd)
+            file.closeIgnoringErrors()
             return .failure(.unreadable(errno: error.rawValue))
         }
     }
@@ -100,22 +91,29 @@ package struct IntakeFile: Sendable {
     /// The file open on `descriptor` (described by `info`) with its first `headLength` bytes, read
     /// from offset 0 with pread whatever its position; on failure the errno. The descriptor stays
     /// open either way: the caller owns it.
-    static func reading(_ descriptor: Int32, _ info: stat, headLength: Int) -> Result<IntakeFile, Errno> {
-        var head = [UInt8](repeating: 0, count: min(headLength, max(Int(info.st_size), 0)))
+    static func reading(_ descriptor: Int32, _ info: FileStatus, headLength: Int) -> Result<IntakeFile, Errno> {
+        var head = [UInt8](repeating: 0, count: min(headLength, max(Int(info.size), 0)))
         var filled = 0
         while filled < head.count {
-            let count = head.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
+            let result = head.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) -> Int in
+                    try FileDescriptor(rawValue: descriptor).read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), atOffset: Int64(filled))
+                }
             }
-            if count < 0 { return .failure(Errno(rawValue: errno)) }
+            let count: Int
+            switch result {
+            case .success(let read): count = read
+            case .failure(let error): return .failure(error)
+            }
             if count == 0 { break }
             filled += count
         }
         head.removeSubrange(filled...)
         return .success(IntakeFile(
-            descriptor: descriptor, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modificationTimeNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            ownerUID: info.st_uid, linkCount: UInt64(info.st_nlink), head: head))
+            descriptor: descriptor, device: info.device, inode: info.inode, size: info.size,
+            modificationTimeNanoseconds: info.modificationTimeNanoseconds,
+            ownerUID: info.userID, linkCount: info.linkCount, head: head))
     }
 
     static func kindName(_ mode: mode_t) -> String {

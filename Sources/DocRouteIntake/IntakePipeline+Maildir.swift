@@ -5,6 +5,7 @@ import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import Logging
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,14 @@ extension IntakePipeline {
     func scanMaildir(_ index: Int) {
         let inbox = configuration.inboxes[index]
         guard let rootFD = folders[inbox.path] ?? openFolder(inbox.path) else { return }
-        for mailbox in MaildirLayout.mailboxes(in: rootFD) {
+        let mailboxes: [MaildirMailbox]
+        do {
+            mailboxes = try MaildirLayout.mailboxes(in: rootFD)
+        } catch {
+            logger.error("maildir cannot be listed; its mailboxes are looked at again at the next change there: \(error)", metadata: ["path": "\(inbox.path)"])
+            return
+        }
+        for mailbox in mailboxes {
             watchMaildirMailbox(index, mailbox)
         }
     }
@@ -64,7 +72,8 @@ extension IntakePipeline {
             logger.error("maildir folder cannot be watched: \(error)", metadata: ["path": "\(folderPath)"])
             return
         }
-        if let rootFD = folders[path], MaildirLayout.hasNewFolder(name, in: rootFD) {
+        if let rootFD = folders[path], let component = FilePath.Component(platformBytes: name),
+           MaildirLayout.hasNewFolder(component, in: rootFD) {
             watchMaildirMailbox(index, mailbox)
         }
     }
@@ -92,8 +101,8 @@ extension IntakePipeline {
         }
         guard let fd = folders[newPath] ?? openFolder(newPath) else { return }
         var found = 0
-        for entry in DirectoryListing.entries(of: fd) where !entry.isDirectory && MaildirMessageName.isMessage(entry.name) {
-            enqueue(.init(folder: folder, name: entry.name))
+        for entry in listing(of: fd, path: newPath) where !entry.isDirectory && MaildirMessageName.isMessage(entry.nameBytes) {
+            enqueue(.init(folder: folder, name: entry.nameBytes))
             found += 1
         }
         if found > 0 { logger.info("scan found waiting messages", metadata: ["path": "\(newPath)", "count": "\(found)"]) }
@@ -292,17 +301,26 @@ extension IntakePipeline {
     /// marks a message read, so the user still finds it.
     func markRead(_ message: MessageInProgress) {
         let curPath = String(message.arrival.folder.path.dropLast(MaildirLayout.newFolder.count)) + MaildirLayout.curFolder
-        var curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if curFD < 0 && errno == ENOENT {
-            // Made only now, never while watching: an MDA creating the folder would trip over it.
-            _ = mkdir(curPath, 0o700)
-            curFD = open(curPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        }
-        guard curFD >= 0 else {
-            logger.error("message delivered but cur/ cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(curPath)"])
+        let curFolder: FileDescriptor
+        do {
+            // Through the open new/ folder's parent: the mailbox whose new/ was read, whatever
+            // happened to the path since.
+            let mailbox = try FileDescriptor(rawValue: message.newFolder).openDirectory("..")
+            defer { mailbox.closeIgnoringErrors() }
+            let cur = FilePath.Component(MaildirLayout.curFolder)!
+            do throws(Errno) {
+                curFolder = try mailbox.openDirectory(cur)
+            } catch .noSuchFileOrDirectory {
+                // Made only now, never while watching: an MDA creating the folder would trip over it.
+                try mailbox.makeDirectory(cur, permissions: 0o700)
+                curFolder = try mailbox.openDirectory(cur)
+            }
+        } catch {
+            logger.error("message delivered but cur/ cannot be opened: \(error)", metadata: ["path": "\(curPath)"])
             return
         }
-        defer { close(curFD) }
+        let curFD = curFolder.rawValue
+        defer { curFolder.closeIgnoringErrors() }
         do {
             switch try MaildirMessageName.markRead(
                 message.arrival.name, newFolder: .init(rawValue: message.newFolder), curFolder: .init(rawValue: curFD),

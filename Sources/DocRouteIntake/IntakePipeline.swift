@@ -6,6 +6,7 @@ import DocRouteProtocol
 import DocRouteTypes
 import Foundation
 import Logging
+import SystemPackage
 
 /// Takes files from the inboxes to the delivery backend: watch before scan, one queue, batches.
 ///
@@ -136,15 +137,12 @@ package actor IntakePipeline {
             if folder.role == .maildirNew { return enqueue(.init(folder: folder, name: name)) }
             guard folder.role == .drop else { return }
             // Only entries that will never see a close-after-write are taken now.
-            guard let fd = folders[folder.path] else { return }
-            var info = stat()
-            let found = (name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-                fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
-            }
-            let kind = info.st_mode & S_IFMT
+            guard let fd = folders[folder.path], let component = FilePath.Component(platformBytes: name) else { return }
+            // Gone, or not to be inspected now: its close-after-write, or the next scan, brings it.
+            guard let found = try? FileDescriptor(rawValue: fd).status(of: component) else { return }
             // A new hard link to an existing file is complete at once and sees no close-after-write.
-            let hardLink = kind == S_IFREG && info.st_nlink > 1
-            if found && (hardLink || (kind != S_IFREG && kind != S_IFDIR)) { enqueue(.init(folder: folder, name: name)) }
+            let hardLink = found.isRegularFile && found.linkCount > 1
+            if hardLink || (!found.isRegularFile && !found.isDirectory) { enqueue(.init(folder: folder, name: name)) }
         case .folderAppeared(let folder, let name, let movedIn):
             switch folder.role {
             case .drop: folderAppeared(in: folder, name: name, movedIn: movedIn)
@@ -204,11 +202,12 @@ package actor IntakePipeline {
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
         guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
         var found = 0
-        for entry in DirectoryListing.entries(of: fd) {
+        for entry in listing(of: fd, path: inbox.path) {
+            let name = entry.nameBytes
             if entry.isDirectory {
-                addMailbox(inbox: index, name: entry.name)
-            } else if !InboxNames.isInProgress(entry.name) {
-                enqueue(.init(folder: root, name: entry.name))
+                addMailbox(inbox: index, name: name)
+            } else if !InboxNames.isInProgress(name) {
+                enqueue(.init(folder: root, name: name))
                 found += 1
             }
         }
@@ -241,24 +240,39 @@ package actor IntakePipeline {
     /// file landing in between is seen either way.
     func queueEntries(of folder: WatchedFolder) {
         guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
-            if entry.isDirectory && !isPackageFolder(entry.name) {
-                nestedFolderAppeared(in: folder, name: entry.name)
+        for entry in listing(of: fd, path: folder.path) {
+            let name = entry.nameBytes
+            guard !InboxNames.isInProgress(name) else { continue }
+            if entry.isDirectory && !isPackageFolder(name) {
+                nestedFolderAppeared(in: folder, name: name)
             } else {
-                enqueue(.init(folder: folder, name: entry.name))
+                enqueue(.init(folder: folder, name: name))
             }
+        }
+    }
+
+    /// The entries of a watched folder. A folder that cannot be read is logged and taken as
+    /// empty for this scan: its watch stays, so the next file arriving there is seen, and the
+    /// next start scans it again.
+    func listing(of fd: Int32, path: String) -> [DirectoryEntry] {
+        do {
+            return try FileDescriptor(rawValue: fd).directoryEntries()
+        } catch {
+            logger.error("folder cannot be listed; files already waiting there are taken at the next start: \(error)", metadata: ["path": "\(path)"])
+            return []
         }
     }
 
     func openFolder(_ path: String) -> Int32? {
         if let fd = folders[path] { return fd }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            logger.error("folder cannot be opened: \(String(cString: strerror(errno)))", metadata: ["path": "\(path)"])
+        do {
+            let fd = try FileDescriptor.openDirectory(atPath: FilePath(path)).rawValue
+            folders[path] = fd
+            return fd
+        } catch {
+            logger.error("folder cannot be opened: \(error)", metadata: ["path": "\(path)"])
             return nil
         }
-        folders[path] = fd
-        return fd
     }
 
     /// Waits until fewer than ``batchesInFlightLimit`` file batches are in flight, then takes a
@@ -454,12 +468,8 @@ package actor IntakePipeline {
     /// Time since the file's inode last changed (`st_ctime`: data, size, times or mode); nil
     /// when it is gone (the retry then finds it gone and settles it).
     func timeSinceLastChange(_ arrival: ArrivalQueue.Arrival) -> Duration? {
-        guard let fd = folders[arrival.folder.path] else { return nil }
-        var info = stat()
-        let found = (arrival.name.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
-            fstatat(fd, $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
-        }
-        guard found else { return nil }
+        guard let fd = folders[arrival.folder.path], let component = FilePath.Component(platformBytes: arrival.name),
+              let info = try? FileDescriptor(rawValue: fd).stat(of: component) else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)

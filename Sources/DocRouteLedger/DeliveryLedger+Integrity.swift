@@ -12,21 +12,17 @@ extension DeliveryLedger {
     /// gives its `-wal` and `-shm` files the main file's mode), and takes group and other bits
     /// from ledger files an older version left open.
     static func prepareFiles(_ path: FilePath) throws {
-        let descriptor = open(path.string, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "create the delivery ledger", path: path.string)
+        let descriptor = try DeliveryError.performing("create the delivery ledger", path.string) {
+            try FileDescriptor.open(atPath: path, flags: O_RDWR | O_CREAT, permissions: 0o600)
         }
-        defer { Glibc.close(descriptor) }
-        for (fd, name) in [(descriptor, path.string)] + [path.string + "-wal", path.string + "-shm"].compactMap({ name in
-            let fd = open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            return fd >= 0 ? (fd, name) : nil
+        defer { descriptor.closeIgnoringErrors() }
+        // The write-ahead log and shared memory exist only while (or after) SQLite ran.
+        for (file, name) in [(descriptor, path.string)] + [path.string + "-wal", path.string + "-shm"].compactMap({ name in
+            (try? FileDescriptor.open(atPath: FilePath(name), flags: O_RDONLY)).map { ($0, name) }
         }) {
-            defer { if fd != descriptor { Glibc.close(fd) } }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & 0o077 != 0 else { continue }
-            guard fchmod(fd, info.st_mode & 0o700) == 0 else {
-                throw DeliveryError(errno: Errno(rawValue: errno), operation: "make the ledger private (mode 0600)", path: name)
-            }
+            defer { if file != descriptor { file.closeIgnoringErrors() } }
+            guard let status = try? file.status(), status.mode & 0o077 != 0 else { continue }
+            try DeliveryError.performing("make the ledger private (mode 0600)", name) { try file.changeMode(mode_t(status.mode) & 0o700) }
         }
     }
 
@@ -38,12 +34,12 @@ extension DeliveryLedger {
     }
 
     static func markCreated(_ path: FilePath) {
-        let descriptor = open(marker(path), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        defer { Glibc.close(descriptor) }
+        // Only evidence for a later start: a marker that cannot be written costs nothing now.
+        guard let descriptor = try? FileDescriptor.open(atPath: FilePath(marker(path)), flags: O_WRONLY | O_CREAT | O_EXCL) else { return }
+        defer { descriptor.closeIgnoringErrors() }
         let text = Array("the delivery ledger \(path.string) was created \(Date()); if it is missing, run docrouted --recover-ledger\n".utf8)
-        _ = text.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        _ = fsync(descriptor)
+        _ = try? text.withUnsafeBytes { buffer in try descriptor.writeAll(from: buffer) }
+        _ = try? descriptor.sync()
     }
 
     static func refuseIfRemoved(_ path: FilePath) throws {
@@ -102,10 +98,8 @@ extension DeliveryLedger {
         }
     }
 
-    static func fileStatus(_ path: String) -> SystemCall.FileStatus? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return SystemCall.FileStatus(info)
+    static func fileStatus(_ path: String) -> FileStatus? {
+        (try? FilePath(path).stat(followTargetSymlink: false)).map(FileStatus.init)
     }
 
     /// Checks that the ledger and its write-ahead log are still the files opened: SQLite goes on
@@ -114,7 +108,7 @@ extension DeliveryLedger {
     /// - Throws: ``DeliveryError`` `ledger-damaged` (also reported to ``onDamage(_:)``).
     package func confirmInPlace() throws {
         let (ledger, log) = identity.withLock { $0 }
-        func same(_ expected: SystemCall.FileStatus?, _ path: String) -> Bool {
+        func same(_ expected: FileStatus?, _ path: String) -> Bool {
             guard let expected else { return true }
             guard let found = Self.fileStatus(path) else { return false }
             return found.device == expected.device && found.inode == expected.inode

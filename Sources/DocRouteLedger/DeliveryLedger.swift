@@ -29,7 +29,7 @@ package final class DeliveryLedger: Sendable {
     package static let fileName = "ledger.sqlite"
 
     /// The ledger file's device and inode when it was opened, and its write-ahead log's.
-    let identity: Mutex<(ledger: SystemCall.FileStatus?, log: SystemCall.FileStatus?)>
+    let identity: Mutex<(ledger: FileStatus?, log: FileStatus?)>
     /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
     let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
 
@@ -344,7 +344,7 @@ package final class DeliveryLedger: Sendable {
     /// batch before, or removed) also matches a delivery whose source was already taken out: the
     /// inode cannot have been reused while it is held open, so that delivery was of this very file,
     /// by a batch that committed after this one opened it.
-    package func deliveredRecords(forSources sources: [(status: SystemCall.FileStatus, path: FilePath, unlinked: Bool)]) throws -> [Int: LedgerRecord] {
+    package func deliveredRecords(forSources sources: [(status: FileStatus, path: FilePath, unlinked: Bool)]) throws -> [Int: LedgerRecord] {
         guard !sources.isEmpty else { return [:] }
         return try read("look up sources") { db in
             let present = try db.cachedStatement(sql: """

@@ -63,7 +63,7 @@ package struct MaildirAttachmentExtractor: Sendable {
         do {
             var offset: Int64 = 0
             while true {
-                let count = try SystemCall.read(message, into: buffer, at: offset, describing: messagePath)
+                let count = try DeliveryError.performing("read", messagePath) { try message.read(into: buffer, atOffset: offset) }
                 if count == 0 { break }
                 offset += Int64(count)
                 try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

@@ -36,7 +36,7 @@ package struct MaildirExtraction: Sendable {
     /// already gone is fine.
     package func removeTemporaryFiles(in scratch: FileDescriptor) {
         for attachment in attachments {
-            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+            scratch.removeIfPresent(attachment.temporaryName)
         }
     }
 }

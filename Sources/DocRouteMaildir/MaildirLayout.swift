@@ -1,6 +1,7 @@
 import DocRouteConfiguration
 import DocRouteMail
 import DocRoutePlatform
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -26,13 +27,15 @@ package enum MaildirLayout {
     /// The mailboxes of the Maildir whose root folder is open as `root` (the descriptor stays the
     /// caller's), in a stable order: `INBOX` first, then by name. Links are never followed, folders
     /// without a `new/` are left out, and so are folders whose decoded name cannot be a folder name.
-    package static func mailboxes(in root: Int32) -> [MaildirMailbox] {
+    /// - Throws: `Errno` when the root cannot be listed.
+    package static func mailboxes(in root: Int32) throws(Errno) -> [MaildirMailbox] {
         var found: [MaildirMailbox] = []
         var others: [MaildirMailbox] = []
-        for entry in DirectoryListing.entries(of: root) where entry.isDirectory {
-            if entry.name == Array(newFolder.utf8) {
+        for entry in try FileDescriptor(rawValue: root).directoryEntries() where entry.isDirectory {
+            let name = entry.nameBytes
+            if name == Array(newFolder.utf8) {
                 found.append(MaildirMailbox(name: MaildirFolderName.inbox, folder: []))
-            } else if let mailbox = mailbox(forEntry: entry.name), hasNewFolder(entry.name, in: root) {
+            } else if let mailbox = mailbox(forEntry: name), hasNewFolder(entry.name, in: root) {
                 others.append(mailbox)
             }
         }
@@ -52,16 +55,10 @@ package enum MaildirLayout {
     }
 
     /// Whether `folder/new` is a real folder (neither `folder` nor `new` followed if a link).
-    package static func hasNewFolder(_ folder: [UInt8], in root: Int32) -> Bool {
-        let descriptor = (folder + [0]).withUnsafeBufferPointer { name in
-            name.withMemoryRebound(to: CChar.self) {
-                openat(root, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            }
-        }
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstatat(descriptor, newFolder, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
-        return (info.st_mode & S_IFMT) == S_IFDIR
+    package static func hasNewFolder(_ folder: FilePath.Component, in root: Int32) -> Bool {
+        guard let descriptor = try? FileDescriptor(rawValue: root).openDirectory(folder) else { return false }
+        defer { descriptor.closeIgnoringErrors() }
+        let found = try? descriptor.status(of: FilePath.Component(newFolder)!)
+        return found?.isDirectory ?? false
     }
 }

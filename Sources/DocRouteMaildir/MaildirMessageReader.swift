@@ -28,12 +28,11 @@ package final class MaildirMessageReader: Sendable {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw DeliveryError(errno: Errno(rawValue: errno), operation: "create the mail scratch folder", path: path)
         }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "open the mail scratch folder", path: path)
+        let fd = try DeliveryError.performing("open the mail scratch folder", path) {
+            try FileDescriptor.openDirectory(atPath: FilePath(path))
         }
         scratchPath = path
-        scratchNumber = fd
+        scratchNumber = fd.rawValue
         self.maximumAttachmentSize = maximumAttachmentSize
         self.logger = logger
         pool = NIOThreadPool(numberOfThreads: 1)
@@ -49,13 +48,16 @@ package final class MaildirMessageReader: Sendable {
     /// Removes the temporary files a crash left behind.
     func removeLeftovers() {
         var removed = 0
-        for entry in DirectoryListing.entries(of: scratchNumber) where !entry.isDirectory {
-            if entry.name.starts(with: Array(".docroute-mail-".utf8)) {
-                let gone = (entry.name + [0]).withUnsafeBufferPointer { name in
-                    name.withMemoryRebound(to: CChar.self) { unlinkat(scratchNumber, $0.baseAddress!, 0) == 0 }
-                }
-                if gone { removed += 1 }
-            }
+        let entries: [DirectoryEntry]
+        do {
+            entries = try scratch.directoryEntries()
+        } catch {
+            // Only leftovers go unremoved: scratch files have unique names, so none is in the way.
+            logger.warning("mail scratch folder cannot be listed; files an interrupted run left there stay: \(error)", metadata: ["path": "\(scratchPath)"])
+            return
+        }
+        for entry in entries where !entry.isDirectory && entry.name.string.hasPrefix(".docroute-mail-") {
+            if (try? scratch.unlink(entry.name)) == true { removed += 1 }
         }
         if removed > 0 { logger.info("removed mail scratch files left by an interrupted run", metadata: ["count": "\(removed)", "path": "\(scratchPath)"]) }
     }
@@ -72,6 +74,6 @@ package final class MaildirMessageReader: Sendable {
 
     /// Removes one temporary file (an attachment not delivered); a file already gone is fine.
     package func discard(_ temporaryName: String) {
-        _ = unlinkat(scratchNumber, temporaryName, 0)
+        scratch.removeIfPresent(temporaryName)
     }
 }

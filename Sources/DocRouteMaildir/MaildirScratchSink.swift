@@ -62,11 +62,16 @@ package final class MaildirScratchSink: AttachmentSink {
                 var generator = SystemRandomNumberGenerator()
                 name = ".docroute-mail-\(tag)-\(partPath)-\(String(generator.next() as UInt32, radix: 16))"
             }
-            let descriptor = openat(scratch.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if descriptor >= 0 { return (FileDescriptor(rawValue: descriptor), name) }
-            let code = errno
-            if code == EINTR || code == EEXIST { continue }
-            throw DeliveryError(errno: Errno(rawValue: code), operation: "create temporary file", path: scratchPath + "/" + name)
+            guard let component = FilePath.Component(name) else {
+                throw DeliveryError(code: .invalidName, message: "\(name): no temporary file name can be made from MIME part \(partPath)")
+            }
+            do throws(Errno) {
+                return (try scratch.open(component, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600), name)
+            } catch .fileExists {
+                continue
+            } catch {
+                throw DeliveryError(errno: error, operation: "create temporary file", path: scratchPath + "/" + name)
+            }
         }
         throw DeliveryError(code: .nameExhausted, message: "no free temporary name in \(scratchPath); remove stale .docroute-mail-* files there")
     }
@@ -77,11 +82,11 @@ package final class MaildirScratchSink: AttachmentSink {
             // Over the limit: stop writing and give the space back now rather than at the end.
             currentOversized = true
             self.current = nil
-            SystemCall.close(current.descriptor)
-            _ = unlinkat(scratch.rawValue, current.name, 0)
+            current.descriptor.closeIgnoringErrors()
+            scratch.removeIfPresent(current.name)
             return
         }
-        try SystemCall.writeAll(current.descriptor, bytes, describing: scratchPath + "/" + current.name)
+        try DeliveryError.performing("write", scratchPath + "/" + current.name) { try current.descriptor.writeAll(from: bytes) }
         currentSize += Int64(bytes.count)
     }
 
@@ -96,7 +101,7 @@ package final class MaildirScratchSink: AttachmentSink {
         }
         guard let finished = current else { return }
         current = nil
-        SystemCall.close(finished.descriptor)
+        finished.descriptor.closeIgnoringErrors()
         attachments.append(MaildirAttachment(
             temporaryName: finished.name, temporaryPath: scratchPath + "/" + finished.name,
             fileName: info.fileName, mimeType: info.mimeType, size: size, partPath: info.partPath,
@@ -122,18 +127,18 @@ package final class MaildirScratchSink: AttachmentSink {
         do {
             while offset < range.upperBound {
                 let wantedCount = Int(min(Int64(buffer.count), range.upperBound - offset))
-                let count = try SystemCall.read(message, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wantedCount]), at: offset, describing: messagePath)
+                let count = try DeliveryError.performing("read", messagePath) { try message.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wantedCount]), atOffset: offset) }
                 // The message shrank under us: what is there is what is delivered.
                 if count == 0 { break }
-                try SystemCall.writeAll(file.descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), describing: scratchPath + "/" + file.name)
+                try DeliveryError.performing("write", scratchPath + "/" + file.name) { try file.descriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
                 offset += Int64(count)
             }
         } catch {
-            SystemCall.close(file.descriptor)
-            _ = unlinkat(scratch.rawValue, file.name, 0)
+            file.descriptor.closeIgnoringErrors()
+            scratch.removeIfPresent(file.name)
             throw error
         }
-        SystemCall.close(file.descriptor)
+        file.descriptor.closeIgnoringErrors()
         let copied = offset - range.lowerBound
         attachments.append(MaildirAttachment(
             temporaryName: file.name, temporaryPath: scratchPath + "/" + file.name,
@@ -147,12 +152,12 @@ package final class MaildirScratchSink: AttachmentSink {
     /// After a failure: closes the open file and removes every file this sink made.
     func discardAll() {
         if let current {
-            SystemCall.close(current.descriptor)
-            _ = unlinkat(scratch.rawValue, current.name, 0)
+            current.descriptor.closeIgnoringErrors()
+            scratch.removeIfPresent(current.name)
         }
         current = nil
         for attachment in attachments {
-            _ = unlinkat(scratch.rawValue, attachment.temporaryName, 0)
+            scratch.removeIfPresent(attachment.temporaryName)
         }
         attachments = []
     }

@@ -16,31 +16,32 @@ package enum AtomicFile {
             throw DeliveryError(code: .invalidName, message: "\(path.string) names no file; give a file path")
         }
         let folderPath = path.removingLastComponent()
-        let folder = try SystemCall.openDirectory(folderPath.isEmpty ? "." : folderPath)
-        defer { SystemCall.close(folder) }
+        let folderToOpen = folderPath.isEmpty ? "." : folderPath
+        let folder = try DeliveryError.performing("open folder", folderToOpen.string) { try FileDescriptor.openDirectory(atPath: folderToOpen) }
+        defer { folder.closeIgnoringErrors() }
         guard let temporary = FilePath.Component("." + name.string + ".tmp") else {
             throw DeliveryError(code: .invalidName, message: "\(path.string): no temporary name can be made from it")
         }
         let temporaryPath = folderPath.appending(temporary).string
         // A temporary left by a crash is ours to replace.
-        try SystemCall.unlink(temporary, in: folder, describing: temporaryPath)
-        let file = try SystemCall.open(temporary, in: folder, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: mode, describing: temporaryPath)
+        try DeliveryError.performing("remove", temporaryPath) { try folder.unlink(temporary) }
+        let file = try DeliveryError.performing("open", temporaryPath) { try folder.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: mode) }
         do {
-            try bytes.withUnsafeBytes { try SystemCall.writeAll(file, $0, describing: temporaryPath) }
-            try SystemCall.changeMode(file, mode, describing: temporaryPath)
-            try SystemCall.fsync(file, describing: temporaryPath)
-            SystemCall.close(file)
+            try bytes.withUnsafeBytes { buffer in try DeliveryError.performing("write", temporaryPath) { try file.writeAll(from: buffer) } }
+            try DeliveryError.performing("change mode of", temporaryPath) { try file.changeMode(mode) }
+            try DeliveryError.performing("sync", temporaryPath) { try file.sync() }
+            file.closeIgnoringErrors()
         } catch {
-            SystemCall.close(file)
-            _ = try? SystemCall.unlink(temporary, in: folder, describing: temporaryPath)
+            file.closeIgnoringErrors()
+            _ = try? DeliveryError.performing("remove", temporaryPath) { try folder.unlink(temporary) }
             throw error
         }
         do {
-            try SystemCall.rename(temporary, in: folder, to: name, in: folder, describing: path.string)
+            try DeliveryError.performing("rename", path.string) { try folder.rename(temporary, to: name, in: folder) }
         } catch {
-            _ = try? SystemCall.unlink(temporary, in: folder, describing: temporaryPath)
+            _ = try? DeliveryError.performing("remove", temporaryPath) { try folder.unlink(temporary) }
             throw error
         }
-        try SystemCall.fsync(folder, describing: folderPath.string)
+        try DeliveryError.performing("sync", folderPath.string) { try folder.sync() }
     }
 }

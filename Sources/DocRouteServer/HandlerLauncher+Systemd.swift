@@ -41,12 +41,12 @@ extension HandlerLauncher {
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw Errno(rawValue: errno)
         }
-        let folder = try SystemCall.openDirectory(FilePath(directory))
-        defer { SystemCall.close(folder) }
+        let folder = try DeliveryError.performing("open folder", directory) { try FileDescriptor.openDirectory(atPath: FilePath(directory)) }
+        defer { folder.closeIgnoringErrors() }
         guard let name = FilePath(flag).lastComponent else { throw Errno.invalidArgument }
-        let file = try SystemCall.open(name, in: folder, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644, describing: flag)
-        defer { SystemCall.close(file) }
+        let file = try DeliveryError.performing("open", flag) { try folder.open(name, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644) }
+        defer { file.closeIgnoringErrors() }
         let text = Array((bundle + "\n").utf8)
-        try text.withUnsafeBytes { try SystemCall.writeAll(file, $0, describing: flag) }
+        try text.withUnsafeBytes { buffer in try DeliveryError.performing("write", flag) { try file.writeAll(from: buffer) } }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteConfiguration
 import DocRouteHandlers
 import Foundation
 

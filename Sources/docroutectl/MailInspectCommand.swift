@@ -63,7 +63,7 @@ struct MailInspectCommand: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: scratchPath) }
         let scratch: FileDescriptor
         do {
-            scratch = try SystemCall.openDirectory(FilePath(scratchPath))
+            scratch = try FileDescriptor.openDirectory(atPath: FilePath(scratchPath))
         } catch {
             throw fail("cannot open \(scratchPath): \(error)")
         }

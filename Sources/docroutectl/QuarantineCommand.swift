@@ -143,12 +143,17 @@ struct QuarantineCommand: ParsableCommand {
             let from = FilePath(source), to = FilePath(target)
             guard let fromName = from.lastComponent, let toName = to.lastComponent else { throw CtlError("\(target): not a file name") }
             do {
-                let fromFolder = try SystemCall.openDirectory(from.removingLastComponent())
-                defer { SystemCall.close(fromFolder) }
-                let toFolder = try SystemCall.openDirectory(to.removingLastComponent())
-                defer { SystemCall.close(toFolder) }
+                let fromFolder = try DeliveryError.performing("open folder", from.removingLastComponent().string) {
+                    try FileDescriptor.openDirectory(atPath: from.removingLastComponent())
+                }
+                defer { fromFolder.closeIgnoringErrors() }
+                let toFolder = try DeliveryError.performing("open folder", to.removingLastComponent().string) {
+                    try FileDescriptor.openDirectory(atPath: to.removingLastComponent())
+                }
+                defer { toFolder.closeIgnoringErrors() }
                 do {
-                    guard try SystemCall.renameNoReplace(fromName, in: fromFolder, to: toName, in: toFolder, describing: target) else {
+                    let renamed = try DeliveryError.performing("rename", target) { try fromFolder.renameNoReplace(fromName, to: toName, in: toFolder) }
+                    guard renamed else {
                         throw CtlError("\(target) already exists in the inbox; move the file by hand under another name")
                     }
                 } catch let error as DeliveryError where error.errno == .improperLink {
@@ -157,7 +162,8 @@ struct QuarantineCommand: ParsableCommand {
                         try FileManager.default.copyItem(atPath: source, toPath: temporary.string)
                         let descriptor = open(temporary.string, O_RDONLY | O_CLOEXEC)
                         if descriptor >= 0 { fsync(descriptor); close(descriptor) }
-                        guard try SystemCall.renameNoReplace(temporary.lastComponent!, in: toFolder, to: toName, in: toFolder, describing: target) else {
+                        let renamed = try DeliveryError.performing("rename", target) { try toFolder.renameNoReplace(temporary.lastComponent!, to: toName, in: toFolder) }
+                        guard renamed else {
                             unlink(temporary.string)
                             throw CtlError("\(target) already exists in the inbox; move the file by hand under another name")
                         }
@@ -169,7 +175,7 @@ struct QuarantineCommand: ParsableCommand {
                     }
                     unlink(source)
                 }
-                try SystemCall.fsync(toFolder, describing: to.removingLastComponent().string)
+                try DeliveryError.performing("sync", to.removingLastComponent().string) { try toFolder.sync() }
             } catch let error as CtlError {
                 throw error
             } catch {

@@ -42,7 +42,7 @@ struct DocRouted: AsyncParsableCommand {
     var recoverLedger = false
 
     func run() async throws {
-        SystemCall.limitMallocArenas()
+        ProcessLimits.limitMallocArenas()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
         // action); it would only ask for a reload of what is being loaded anyway.
         signal(SIGHUP, SIG_IGN)
@@ -104,7 +104,7 @@ struct DocRouted: AsyncParsableCommand {
             logger.critical("the socket cannot be set up: \(error)")
             throw ExitCode(1)
         }
-        let descriptors = SystemCall.raiseDescriptorLimit()
+        let descriptors = ProcessLimits.raiseDescriptorLimit()
         logger.debug("descriptor limit", metadata: ["limit": "\(descriptors)"])
         let backend: LedgerBackend
         do {

@@ -379,9 +379,9 @@ import Glibc
         // "café.txt" in Latin-1.
         let raw: [CChar] = [0x63, 0x61, 0x66, CChar(bitPattern: 0xE9), 0x2E, 0x74, 0x78, 0x74, 0]
         let component = try #require(FilePath.Component(platformString: raw))
-        let descriptor = try SystemCall.open(component, in: inbox.directory, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, describing: "latin-1 name")
-        try Array("menu".utf8).withUnsafeBytes { try SystemCall.writeAll(descriptor, $0, describing: "latin-1 name") }
-        SystemCall.close(descriptor)
+        let descriptor = try inbox.directory.open(component, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644)
+        try Array("menu".utf8).withUnsafeBytes { buffer in try descriptor.writeAll(from: buffer) }
+        descriptor.closeIgnoringErrors()
         let ledger = try Fixtures.ledger(scratch)
 
         let outcome = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)

@@ -85,7 +85,7 @@ final class TestInbox {
     init(_ path: FilePath) throws {
         self.path = path
         try FileManager.default.createDirectory(atPath: path.string, withIntermediateDirectories: true)
-        directory = try SystemCall.openDirectory(path)
+        directory = try FileDescriptor.openDirectory(atPath: path)
     }
 
     /// Opens `name` with O_NOFOLLOW | O_NONBLOCK and fstat's it, as intake does.
@@ -111,9 +111,9 @@ final class TestInbox {
         contentType: String = "public.data",
         annotation: String? = nil
     ) throws -> DeliveryRequest {
-        let source = try SystemCall.open(component, in: directory, flags: O_RDONLY | O_NONBLOCK, describing: component.string)
+        let source = try DeliveryError.performing("open", component.string) { try directory.open(component, flags: O_RDONLY | O_NONBLOCK) }
         opened.append(source)
-        let status = try SystemCall.status(of: source, describing: component.string)
+        let status = try DeliveryError.performing("inspect", component.string) { try source.status() }
         return DeliveryRequest(
             source: source, sourceStatus: status, sourcePath: path.appending(component),
             sourceDirectory: directory, sourceName: component, containerRoot: container, mailbox: mailbox,
@@ -126,9 +126,9 @@ final class TestInbox {
     }
 
     func close() {
-        for descriptor in opened { SystemCall.close(descriptor) }
+        for descriptor in opened { descriptor.closeIgnoringErrors() }
         opened.removeAll()
-        SystemCall.close(directory)
+        directory.closeIgnoringErrors()
     }
 }
 

@@ -50,8 +50,8 @@ import Glibc
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
-        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
-        defer { SystemCall.close(inbox) }
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
         let ledger = try Fixtures.ledger(scratch)
         let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
 
@@ -77,8 +77,8 @@ import Glibc
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
-        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
-        defer { SystemCall.close(inbox) }
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
         let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
         _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: step)
 
@@ -105,8 +105,8 @@ import Glibc
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
-        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
-        defer { SystemCall.close(inbox) }
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
         let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
         let first = batch.deliverPackage(request(scratch, inbox), stoppingAfter: .commit)
         #expect(first.record != nil)
@@ -134,8 +134,8 @@ import Glibc
         #expect(mkfifo(package + "/pipe", 0o600) == 0)
         try scratch.write("inbox/Report.rtfd/linked.txt", "another name of this file is outside the package\n")
         #expect(link(package + "/linked.txt", scratch.path("elsewhere").string) == 0)
-        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
-        defer { SystemCall.close(inbox) }
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
         let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
         let outcome = batch.deliverPackage(request(scratch, inbox))
         #expect(outcome.record != nil, "\(String(describing: outcome.error))")
@@ -157,8 +157,8 @@ import Glibc
         try scratch.folder("containers/com.example.editor")
         try scratch.folder("elsewhere")
         #expect(symlink(scratch.path("elsewhere").string, scratch.path("containers/com.example.editor/Documents").string) == 0)
-        let inbox = try SystemCall.openDirectory(scratch.path("inbox"))
-        defer { SystemCall.close(inbox) }
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
         let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
         let outcome = batch.deliverPackage(request(scratch, inbox))
         #expect(outcome.error?.code == .symbolicLink, "\(String(describing: outcome.error))")

@@ -74,7 +74,7 @@ import Glibc
     }
 
     @Test func theAccessListIsTheKernelsBinaryForm() {
-        let bytes = SystemCall.accessListBytes(ownerPermissions: 6, userID: 1000, userPermissions: 4)
+        let bytes = FileDescriptor.accessListBytes(ownerPermissions: 6, userID: 1000, userPermissions: 4)
         #expect(bytes.count == 4 + 5 * 8)
         #expect(Array(bytes[0..<4]) == [2, 0, 0, 0], "version 2, little-endian")
         #expect(Array(bytes[12..<20]) == [0x02, 0, 4, 0, 0xE8, 0x03, 0, 0], "ACL_USER r-- for uid 1000")

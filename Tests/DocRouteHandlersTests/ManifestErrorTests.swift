@@ -106,12 +106,15 @@ import Testing
         #expect(registry.handler(for: "com.example.good")?.manifest.user == .root)
     }
 
-    @Test func adminDefaultsSurviveAWriteAndRead() throws {
+    @Test func adminDefaultsSurviveAnEncodeAndRead() throws {
         let directory = NSTemporaryDirectory() + "docroute-defaults-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = AdminDefaultsStore(stateDirectory: directory)
         #expect(try store.load() == AdminDefaults())
-        try store.save(AdminDefaults(types: ["public.png": "com.example.a"], schemes: ["todolist": "com.example.b"]))
+        // The daemon's atomic writer writes these bytes (DocRouteCoreTests checks that part).
+        let bytes = try store.encoded(AdminDefaults(types: ["public.png": "com.example.a"], schemes: ["todolist": "com.example.b"]))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: store.path))
         #expect(try AdminDefaultsStore(stateDirectory: directory).load().handler(forType: "PUBLIC.PNG") == "com.example.a")
         try Data("{broken".utf8).write(to: URL(fileURLWithPath: store.path))
         #expect(throws: AdminDefaultsStore.StoreError.self) { try store.load() }

@@ -20,7 +20,7 @@ import Testing
     static let logger = Logger(label: "test.maildir")
 
     func openFolder(_ path: String) throws -> FileDescriptor {
-        try SystemCall.openDirectory(FilePath(path))
+        try FileDescriptor.openDirectory(atPath: FilePath(path))
     }
 
     @Test func everyAttachmentOfEveryMailboxArrivesAndTheMessageEndsRead() throws {
@@ -35,7 +35,7 @@ import Testing
 
             let rootFD = try openFolder(root)
             defer { try? rootFD.close() }
-            let mailboxes = MaildirLayout.mailboxes(in: rootFD.rawValue)
+            let mailboxes = try MaildirLayout.mailboxes(in: rootFD.rawValue)
             #expect(mailboxes.map(\.name) == ["INBOX", "Work.Reports", "Été"])
             #expect(mailboxes.map(\.newPath) == ["new", ".Work.Reports/new", ".&AMk-t&AOk-/new"])
 
@@ -50,7 +50,7 @@ import Testing
                     try? newFolder.close()
                     try? curFolder.close()
                 }
-                let names = DirectoryListing.entries(of: newFolder.rawValue).map(\.name).filter(MaildirMessageName.isMessage)
+                let names = try newFolder.directoryEntries().map(\.nameBytes).filter(MaildirMessageName.isMessage)
                 let expectedMessages = try #require(delivered[mailbox.name])
                 #expect(Set(names.map { String(decoding: $0, as: UTF8.self) }) == Set(expectedMessages.map(\.name)))
                 for message in expectedMessages {
@@ -83,7 +83,7 @@ import Testing
                     let outcome = try MaildirMessageName.markRead(name, newFolder: newFolder, curFolder: curFolder, describing: message.name)
                     #expect(outcome == .moved(to: Array((message.name + ":2,S").utf8)))
                 }
-                #expect(DirectoryListing.entries(of: newFolder.rawValue).isEmpty)
+                #expect(try newFolder.directoryEntries().isEmpty)
             }
             // Each rich message: seven attachments and the forwarded message as an .eml.
             #expect(total == 8 + 3 + 8 + 3)

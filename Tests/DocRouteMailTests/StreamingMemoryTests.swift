@@ -90,7 +90,7 @@ import Testing
         guard let messagePath = environment[Self.messageVariable], let scratchPath = environment[Self.scratchVariable],
               let reportPath = environment[Self.reportVariable] else { return }
         let startKiB = Self.status("VmHWM")
-        let scratch = try SystemCall.openDirectory(FilePath(scratchPath))
+        let scratch = try FileDescriptor.openDirectory(atPath: FilePath(scratchPath))
         let message = try FileDescriptor.open(FilePath(messagePath), .readOnly)
         let started = ContinuousClock.now
         let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Logger(label: "probe"))

@@ -4,6 +4,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+// Everything here is a Linux system call or Linux behaviour (SO_PEERCRED, renameat2, openat2,
+// inotify, setfsuid, MSG_CMSG_CLOEXEC): elsewhere the module is empty, as CNIOLinux's is, and a
+// use of it fails to compile where it stands rather than at link time.
+#if defined(__linux__)
+
 /// Peer credentials of a connected Unix socket (SO_PEERCRED).
 /// `struct ucred` needs _GNU_SOURCE, which Swift's Glibc import does not define.
 typedef struct {
@@ -123,5 +128,7 @@ typedef enum {
 int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const envp[],
                                int change_identity, uint32_t uid, uint32_t gid,
                                const uint32_t *groups, size_t group_count, int *failed_step);
+
+#endif // defined(__linux__)
 
 #endif

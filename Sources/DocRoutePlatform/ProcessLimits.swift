@@ -1,9 +1,13 @@
 import CDocRouteShim
+
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
-extension SystemCall {
+/// Limits of the whole process, set once at start.
+package enum ProcessLimits {
     /// Raises the soft limit on open descriptors to the hard limit (at most `ceiling`) and
     /// returns the limit now in effect.
     ///
