@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+
+/// Where the tests' fixed inputs live, and the inputs made on the fly: the real-app manifests
+/// and the shipped sample handlers, the mail fixtures (Python's `email` writes the expected
+/// answers), the seed pages of ../shared/seeds, and files of given sizes.
+///
+/// Each test target adds what needs its own library in an extension (`Fixtures.ledger` in the
+/// core tests, `Fixtures.Expectation` in the mail tests).
+public enum Fixtures {
+    /// A logger that writes nothing: libraries log, tests check what a user sees.
+    public static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The repository's root (this file is `Tests/DocRouteTestSupport/Fixtures.swift`).
+    public static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    // MARK: Manifests
+
+    /// Real-app-shaped Info.plists (`Firefox.plist`, `HexFiend.plist`, …), XML.
+    public static let manifestsFolder = repositoryRoot + "/Tests/DocRouteHandlersTests/Fixtures"
+
+    /// The sample handlers `make run` installs (`config/handlers/*.plist`): Molecules, the
+    /// to-do list, the viewers.
+    public static let sampleHandlersFolder = repositoryRoot + "/config/handlers"
+
+    /// Sample documents (`config/samples`: `1abc.pdb`, `readme.txt`, …).
+    public static let samplesFolder = repositoryRoot + "/config/samples"
+
+    /// The bytes of a manifest fixture, `name` without `.plist`.
+    public static func manifest(_ name: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: manifestsFolder + "/" + name + ".plist"))
+    }
+
+    /// Copies the sample handlers' manifests into `folder`; returns their file names.
+    @discardableResult
+    public static func copySampleHandlers(to folder: String) throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: sampleHandlersFolder).sorted()
+        for name in names {
+            try FileManager.default.copyItem(atPath: sampleHandlersFolder + "/" + name, toPath: folder + "/" + name)
+        }
+        return names
+    }
+
+    // MARK: Seeds
+
+    /// The project's seed pages (../shared/seeds): Apple's and others' write-ups of document
+    /// handling, with the Info.plist fragments (`CFBundleDocumentTypes`, `UTExportedTypeDeclarations`)
+    /// the sample Molecules manifest is built from.
+    public static let seedsFolder = URL(fileURLWithPath: repositoryRoot + "/../shared/seeds").standardizedFileURL.path
+
+    /// Whether ../shared is beside the repository (it is not in a bare clone).
+    public static var seedsPresent: Bool { FileManager.default.fileExists(atPath: seedsFolder) }
+
+    /// Every seed page's text, by file name.
+    public static func seeds() throws -> [String: String] {
+        var pages: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: seedsFolder) where name.hasSuffix(".txt") {
+            pages[name] = try String(contentsOfFile: seedsFolder + "/" + name, encoding: .utf8)
+        }
+        return pages
+    }
+
+    // MARK: Mail
+
+    /// The mail fixtures: `compose.py` (writes a message and, through Python's `email`, what a
+    /// reader must find in it), `charset_tables.py`, and hand-written damaged messages in `defects/`.
+    public static let mailFolder = repositoryRoot + "/Tests/DocRouteMailTests/Fixtures"
+
+    /// Runs a mail fixture script with python3; its standard output.
+    @discardableResult
+    public static func python(_ script: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", mailFolder + "/" + script] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestSupportError("python3 \(script) \(arguments.joined(separator: " ")) failed: \(errorText)")
+        }
+        return data
+    }
+
+    // MARK: Files of given sizes
+
+    /// `size` bytes that differ for each `index` and are the same on every run.
+    public static func content(_ index: Int, size: Int = 4096) -> [UInt8] {
+        var generator = SplitMix(seed: UInt64(index) &+ 0x9E37_79B9)
+        return (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    }
+
+    /// Writes a file of `size` bytes (``content(_:size:)`` of `index`) at `path`; returns the bytes.
+    @discardableResult
+    public static func writeFile(_ path: String, size: Int, index: Int = 0) throws -> [UInt8] {
+        let bytes = content(index, size: size)
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw TestSupportError("cannot write \(path)")
+        }
+        return bytes
+    }
+}
+
+/// A tiny deterministic generator (SplitMix64), so file contents are reproducible.
+public struct SplitMix: RandomNumberGenerator, Sendable {
+    var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
