@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 @testable import DocRouteCore
@@ -93,7 +94,7 @@ import Testing
 /// Issue 16 item 4: the in-hand marks of the ledger.
 @Suite struct PoisonMarkTests {
     @Test func aMarkLeftByACrashPoisonsAndOneLeftByAKillDoesNot() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         try ledger.markInHand("/drop/Done.rtfd")

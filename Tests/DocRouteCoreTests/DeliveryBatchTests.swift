@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -11,7 +12,7 @@ import Glibc
     let mailbox = "Documents/Inbox/Mail"
 
     @Test func twoHundredSmallFilesArriveWholeInOrderAndLeaveTheInbox() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -60,7 +61,7 @@ import Glibc
         DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .copyFileRange, bufferSize: 1),
     ])
     func everyCopyAndSyncMethodDeliversTheSameBytes(options: DeliveryBatch.Options) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -85,7 +86,7 @@ import Glibc
     /// must still be that of the whole copy, whichever way the bytes went.
     @Test(arguments: [SandboxWriter.CopyMethod.copyFileRange, .default, .readWrite])
     func aLargeFileHashedWhileItIsCopiedHasTheDigestOfItsBytes(method: SandboxWriter.CopyMethod) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -116,7 +117,7 @@ import Glibc
     /// the first removed the source or renamed it aside to be reclaimed.
     @Test(arguments: [false, true])
     func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -150,7 +151,7 @@ import Glibc
     /// A crash between commit and the source's removal left the source in its inbox; the intake
     /// offers it again before any recovery ran: it is removed, not delivered a second time.
     @Test func aSourceDeliveredBeforeIsRemovedNotDeliveredAgain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -185,7 +186,7 @@ import Glibc
     }
 
     @Test func filesAreReadableByTheirHandlerOnly() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -215,7 +216,7 @@ import Glibc
     /// written there, the error says so, and the other handler's file in the batch arrives.
     @Test(arguments: ["Documents", "Documents/Inbox", "Documents/Inbox/Mail"])
     func aSymbolicLinkInTheSandboxIsRefused(replaced: String) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let evil = try scratch.folder("containers/com.example.evil")
         let good = try scratch.folder("containers/com.example.good")
@@ -247,7 +248,7 @@ import Glibc
     }
 
     @Test func takenNamesGetACounterBeforeTheChain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         try scratch.write("containers/com.example.viewer/\(mailbox)/1abc.pdb", "already there")
@@ -283,7 +284,7 @@ import Glibc
     /// The handler creates a file under the chosen name after the rows were staged and before
     /// the rename: the copy takes the next name, the ledger says so, the handler's file is intact.
     @Test func aNameTakenBetweenNamingAndRenameGetsTheNextCounter() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -308,7 +309,7 @@ import Glibc
     /// The intake has the source open; someone removes its name before delivery. The open
     /// descriptor still holds every byte, so it is delivered whole.
     @Test func aSourceRemovedAfterOpeningIsStillDeliveredWhole() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -331,7 +332,7 @@ import Glibc
     /// to be delivered once the writer closes it.
     @Test(arguments: [-1000, 1000])
     func aSourceChangingDuringTheCopyIsNotDelivered(delta: Int) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -350,7 +351,7 @@ import Glibc
     }
 
     @Test func aFolderIsNotDelivered() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -363,7 +364,7 @@ import Glibc
     }
 
     @Test func aSourceNameThatIsNotUTF8IsDeliveredAndRemoved() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -387,7 +388,7 @@ import Glibc
     }
 
     @Test func mailAnnotationsKeepTheirEntries() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -408,7 +409,7 @@ import Glibc
     // Filling a real file system without root is not something a test should do.
     @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
     func aFullDiskFailsOnlyTheFileThatDoesNotFit() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("small")
         guard mount("tmpfs", container.string, "tmpfs", 0, "size=1m") == 0 else {

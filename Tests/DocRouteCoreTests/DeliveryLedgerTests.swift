@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -12,7 +13,7 @@ import Testing
     }
 
     @Test func pendingIsInCommitOrderAndAcknowledgedIsNeverPendingAgain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let files = ["a", "b", "c"].map { stagedFile($0) }
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func stagedDeliveriesAreNeitherPendingNorAcknowledgeable() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let file = stagedFile("a")
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func sequencesNeverRepeatAfterDiscards() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let first = [stagedFile("a"), stagedFile("b")]
@@ -71,7 +72,7 @@ import Testing
     }
 
     @Test func theLedgerSurvivesReopening() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let url: LedgerRecord
         do {
@@ -92,7 +93,7 @@ import Testing
     }
 
     @Test func statisticsCountPerHandlerAndState() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let yesterday = Date().addingTimeInterval(-86_400 * 2)
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func mailAttachmentsAreFoundByMessageAndPart() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         var file = stagedFile("att.pdb")
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func anUnwritableStateDirectoryIsALedgerError() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("state", "a file, not a folder")
         #expect {

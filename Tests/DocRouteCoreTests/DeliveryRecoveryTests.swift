@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -10,7 +11,7 @@ import Testing
     let count = 20
 
     struct World {
-        let scratch: Scratch
+        let scratch: TemporaryFolder
         let container: FilePath
         var inbox: TestInbox
 
@@ -33,7 +34,7 @@ import Testing
     }
 
     func makeWorld() throws -> World {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
         let world = World(scratch: scratch, container: container, inbox: inbox)

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -16,12 +17,12 @@ import Glibc
         "Pictures/inner/deep.txt": Array("deep\n".utf8),
     ]
 
-    func makePackage(_ scratch: Scratch, _ name: String = "Report.rtfd") throws {
+    func makePackage(_ scratch: TemporaryFolder, _ name: String = "Report.rtfd") throws {
         for (path, bytes) in Self.files { try scratch.write("inbox/\(name)/\(path)", bytes) }
         try scratch.folder("inbox/\(name)/Empty")
     }
 
-    func request(_ scratch: Scratch, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
+    func request(_ scratch: TemporaryFolder, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
             sourceDirectory: inbox, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)"),
             containerRoot: scratch.path("containers/com.example.editor"), mailbox: "Mail", originalName: name,
@@ -29,7 +30,7 @@ import Glibc
     }
 
     /// The package's files as delivered under `name`, or nil if a file differs or is missing.
-    func deliveredWhole(_ scratch: Scratch, _ name: String) -> Bool {
+    func deliveredWhole(_ scratch: TemporaryFolder, _ name: String) -> Bool {
         let base = "\(Self.sandbox)/\(name)"
         return scratch.allFiles(base) == Self.files.keys.sorted()
             && Self.files.allSatisfy { scratch.read("\(base)/\($0.key)") == $0.value }
@@ -38,7 +39,7 @@ import Glibc
     }
 
     @Test func aPackageIsDeliveredWholeThenUnderTheNextName() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -65,7 +66,7 @@ import Glibc
 
     @Test(arguments: [DeliveryBatch.PackageStep.copy, .stage, .place, .commit])
     func aCrashAtAnyStepDeliversThePackageExactlyOnce(step: DeliveryBatch.PackageStep) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -93,7 +94,7 @@ import Glibc
     }
 
     @Test func aCommittedPackageLeftInItsInboxIsRemovedNotDeliveredTwice() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -116,7 +117,7 @@ import Glibc
     }
 
     @Test func linksAndFIFOsInsideAPackageAreSkippedNeverFollowed() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -142,7 +143,7 @@ import Glibc
     }
 
     @Test func aPackageThatCannotBePlacedLeavesItsSourceAndNoTemporary() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try makePackage(scratch)
         // The sandbox's Documents is a link a handler planted: the delivery must not follow it.

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -30,7 +31,7 @@ import Glibc
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
                    "giving files to other users and testing as them needs root and setpriv"))
     func theDaemonKeepsAccessByItsOwnUidAndTheAdminGroupGetsNone() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         chmod(scratch.root.string, 0o755)
         let container = try scratch.folder("containers/com.example.viewer")
@@ -77,7 +78,7 @@ import Glibc
     /// is taken back (its source stays, to be delivered again), and no ledger row names a path
     /// outside the container.
     @Test func aMailboxMovedAwayMidBatchGetsNoMoreCopies() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         try scratch.folder("containers/com.example.viewer/\(mailbox)")
@@ -115,7 +116,7 @@ import Glibc
 
     /// Moved after the copies, before their renames: nothing lands in the moved folder either.
     @Test func aMailboxMovedBeforeTheRenamesGetsNothing() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))

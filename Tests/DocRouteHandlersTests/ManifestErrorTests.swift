@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import DocRouteTypes
 import Foundation
 import Logging
@@ -107,8 +108,9 @@ import Testing
     }
 
     @Test func adminDefaultsSurviveAWriteAndRead() throws {
-        let directory = NSTemporaryDirectory() + "docroute-defaults-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryFolder("defaults")
+        defer { temporary.remove() }
+        let directory = temporary.string("state")
         let store = AdminDefaultsStore(stateDirectory: directory)
         #expect(try store.load() == AdminDefaults())
         try store.save(AdminDefaults(types: ["public.png": "com.example.a"], schemes: ["todolist": "com.example.b"]))

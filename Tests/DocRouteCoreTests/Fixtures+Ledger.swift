@@ -1,0 +1,10 @@
+import DocRouteTestSupport
+import SystemPackage
+@testable import DocRouteCore
+
+extension Fixtures {
+    /// A ledger in `<folder>/state`, as the daemon opens it.
+    static func ledger(_ folder: TemporaryFolder) throws -> DeliveryLedger {
+        try DeliveryLedger(stateDirectory: folder.path("state"), logger: logger)
+    }
+}
