@@ -61,6 +61,53 @@ public enum Fixtures {
         return pages
     }
 
+    /// The Info.plist a seed page shows, made whole: its `CFBundleDocumentTypes` and
+    /// `UTExportedTypeDeclarations` fragments under `bundleIdentifier`, from the first page (by
+    /// name) whose fragments are intact XML (some pages' copies are mangled by translation).
+    /// nil when no page has them.
+    public static func seedInfoPlist(bundleIdentifier: String) throws -> Data? {
+        for (_, text) in try seeds().sorted(by: { $0.key < $1.key }) {
+            let fragments = ["CFBundleDocumentTypes", "UTExportedTypeDeclarations"].compactMap { arrayFragment(named: $0, in: text) }
+            guard fragments.count == 2 else { continue }
+            let xml = """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+                <plist version="1.0">
+                <dict>
+                <key>CFBundleIdentifier</key>
+                <string>\(bundleIdentifier)</string>
+                \(fragments.joined(separator: "\n"))
+                </dict>
+                </plist>
+                """
+            let data = Data(xml.utf8)
+            if (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)) is [String: Any] { return data }
+        }
+        return nil
+    }
+
+    /// `<key>name</key>` and the `<array>` after it, up to its matching `</array>`.
+    static func arrayFragment(named name: String, in text: String) -> String? {
+        guard let key = text.range(of: "<key>\(name)</key>") else { return nil }
+        let rest = text[key.upperBound...]
+        guard let open = rest.range(of: "<array>"), rest[..<open.lowerBound].allSatisfy(\.isWhitespace) else { return nil }
+        var depth = 0
+        var index = open.lowerBound
+        while index < rest.endIndex {
+            if rest[index...].hasPrefix("<array>") {
+                depth += 1
+            } else if rest[index...].hasPrefix("</array>") {
+                depth -= 1
+                if depth == 0 {
+                    let end = rest.index(index, offsetBy: "</array>".count)
+                    return String(text[key.lowerBound..<end])
+                }
+            }
+            index = rest.index(after: index)
+        }
+        return nil
+    }
+
     // MARK: Mail
 
     /// The mail fixtures: `compose.py` (writes a message and, through Python's `email`, what a
