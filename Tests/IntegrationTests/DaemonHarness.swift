@@ -22,7 +22,7 @@ final class DaemonHarness: @unchecked Sendable {
         let argument = ProcessInfo.processInfo.arguments.first { $0.contains(".xctest") } ?? ProcessInfo.processInfo.arguments[0]
         var directory = URL(fileURLWithPath: argument).deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: directory.appendingPathComponent("docrouted").path) {
-            directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug")
+            directory = URL(fileURLWithPath: Fixtures.repositoryRoot).appendingPathComponent(".build/debug")
         }
         return directory.path
     }
