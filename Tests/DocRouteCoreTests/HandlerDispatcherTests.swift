@@ -42,15 +42,12 @@ import Glibc
 
         /// A connection as the server makes it, and the handler's end of it.
         func connect() throws -> (connection: ClientConnection, handler: LineClient) {
-            var pair: [Int32] = [0, 0]
-            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
             let id = nextConnectionID.withLock { id in
                 defer { id += 1 }
                 return id
             }
-            let connection = ClientConnection(id: id, credentials: PeerCredentials(pid: getpid(), uid: 0, gid: 0),
-                                              writer: DescriptorSocketWriter(descriptor: pair[0]))
-            return (connection, LineClient(descriptor: pair[1], timeout: 5))
+            let (connection, peer) = try ClientConnection.socketPair(id: id)
+            return (connection, peer)
         }
 
         func close() {

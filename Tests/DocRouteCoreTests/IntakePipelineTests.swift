@@ -108,11 +108,7 @@ import Glibc
     @Test func aSubscribedHandlerIsToldOfTheFileOnItsSocket() async throws {
         let intake = try await Intake()
         let handler = try #require(intake.routing.registry.handler(for: Self.molecules))
-        var pair: [Int32] = [0, 0]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        let connection = ClientConnection(id: 1, credentials: PeerCredentials(pid: getpid(), uid: 0, gid: 0),
-                                          writer: DescriptorSocketWriter(descriptor: pair[0]))
-        let client = LineClient(descriptor: pair[1], timeout: 15)
+        let (connection, client) = try ClientConnection.socketPair(id: 1, timeout: 15)
         defer { client.close() }
         #expect(await intake.dispatcher.subscribe(handler, connection: connection, requestID: "1") == nil)
         let greeting = [client.readMessage(), client.readMessage()].map { $0?["type"] as? String }

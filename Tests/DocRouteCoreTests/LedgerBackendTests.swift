@@ -14,32 +14,56 @@ import Glibc
     static let bundle = "com.example.viewer"
     static let pdbType = "com.sunsetlakesoftware.molecules.pdb"
 
-    /// Opens `name` in the drop inbox as the intake does, and describes its delivery to `bundle`.
-    static func delivery(_ name: String, inbox: Int32, folder: TemporaryFolder, configuration: DaemonConfiguration) throws -> DocumentDelivery {
-        let file = try IntakeFile.open(name: Array(name.utf8), in: inbox, maxSize: configuration.maxFileSize).get()
-        return DocumentDelivery(
-            source: file, sourceFolder: inbox, sourceName: Array(name.utf8), sourcePath: folder.string("drop/" + name),
-            containerRoot: configuration.containersDirectory + "/" + bundle, mailbox: "Inbox", extensionChain: ".pdb",
-            contentType: pdbType, bundleIdentifier: bundle, owner: nil, sourceApplication: "org.docroute.drop", annotation: [:])
+    /// A recovered backend on a fresh state directory, with `files` waiting in its drop inbox.
+    final class Backend: Sendable {
+        let folder: TemporaryFolder
+        let configuration: DaemonConfiguration
+        let backend: LedgerBackend
+        /// The drop inbox, opened as the intake opens it.
+        let inbox: Int32
+
+        init(files: [String: [UInt8]]) async throws {
+            folder = try TemporaryFolder("backend")
+            configuration = try Fixtures.daemonConfiguration(in: folder)
+            for (name, bytes) in files { try folder.write("drop/" + name, bytes) }
+            inbox = open(folder.string("drop"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            try #require(inbox >= 0)
+            backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
+            try await backend.recover()
+        }
+
+        /// Opens `name` as the intake does and describes its delivery to ``LedgerBackendTests/bundle``.
+        func delivery(_ name: String) throws -> DocumentDelivery {
+            let file = try IntakeFile.open(name: Array(name.utf8), in: inbox, maxSize: configuration.maxFileSize).get()
+            return DocumentDelivery(
+                source: file, sourceFolder: inbox, sourceName: Array(name.utf8), sourcePath: folder.string("drop/" + name),
+                containerRoot: configuration.containersDirectory + "/" + LedgerBackendTests.bundle, mailbox: "Inbox", extensionChain: ".pdb",
+                contentType: LedgerBackendTests.pdbType, bundleIdentifier: LedgerBackendTests.bundle, owner: nil,
+                sourceApplication: "org.docroute.drop", annotation: [:])
+        }
+
+        /// Delivers `names` in one batch; their outcomes once committed and the sources settled.
+        func deliver(_ names: [String]) async throws -> [DocumentDeliveryOutcome] {
+            let deliveries = try names.map(delivery)
+            let outcomes = await backend.deliver(deliveries)
+            for delivery in deliveries { Glibc.close(delivery.source.descriptor) }
+            await backend.settle()
+            return outcomes
+        }
+
+        func close() {
+            backend.close()
+            Glibc.close(inbox)
+            folder.remove()
+        }
     }
 
     @Test func aCommittedDeliveryIsInTheSandboxAndOwedInTheLedgerUntilAcknowledged() async throws {
-        let folder = try TemporaryFolder("backend")
-        defer { folder.remove() }
-        let configuration = try Fixtures.daemonConfiguration(in: folder)
         let content = Fixtures.content(1, size: 100_000)
-        try folder.write("drop/1abc.pdb", content)
-        let inbox = open(folder.string("drop"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(inbox >= 0)
-        defer { close(inbox) }
-
-        let backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
-        defer { backend.close() }
-        try await backend.recover()
-        let delivery = try Self.delivery("1abc.pdb", inbox: inbox, folder: folder, configuration: configuration)
-        let outcomes = await backend.deliver([delivery])
-        close(delivery.source.descriptor)
-        await backend.settle()
+        let setup = try await Backend(files: ["1abc.pdb": content])
+        defer { setup.close() }
+        let (folder, configuration, backend) = (setup.folder, setup.configuration, setup.backend)
+        let outcomes = try await setup.deliver(["1abc.pdb"])
 
         guard case .committed(let deliveryID, let finalPath, let sequence, let size)? = outcomes.first, outcomes.count == 1 else {
             Issue.record("expected one committed delivery, got \(outcomes)")
@@ -70,22 +94,12 @@ import Glibc
     }
 
     @Test func aBatchCommitsEveryFileUnderItsOwnNameInOrder() async throws {
-        let folder = try TemporaryFolder("backend")
-        defer { folder.remove() }
-        let configuration = try Fixtures.daemonConfiguration(in: folder)
         let names = (1...5).map { "\($0)abc.pdb" }
-        for (index, name) in names.enumerated() { try folder.write("drop/" + name, Fixtures.content(index, size: 1000 * (index + 1))) }
-        let inbox = open(folder.string("drop"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(inbox >= 0)
-        defer { close(inbox) }
-        let backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
-        defer { backend.close() }
-        try await backend.recover()
-
-        let deliveries = try names.map { try Self.delivery($0, inbox: inbox, folder: folder, configuration: configuration) }
-        let outcomes = await backend.deliver(deliveries)
-        for delivery in deliveries { close(delivery.source.descriptor) }
-        await backend.settle()
+        var files: [String: [UInt8]] = [:]
+        for (index, name) in names.enumerated() { files[name] = Fixtures.content(index, size: 1000 * (index + 1)) }
+        let setup = try await Backend(files: files)
+        defer { setup.close() }
+        let outcomes = try await setup.deliver(names)
 
         var sequences: [Int64] = []
         for (index, outcome) in outcomes.enumerated() {
@@ -97,24 +111,17 @@ import Glibc
             #expect(FileManager.default.contents(atPath: finalPath).map(Array.init) == Fixtures.content(index, size: 1000 * (index + 1)), "\(names[index])")
         }
         #expect(sequences == sequences.sorted() && Set(sequences).count == names.count, "commit order is the order handed over")
-        #expect(folder.allFiles("state/containers/\(Self.bundle)/Documents/Inbox/Inbox") == names.sorted())
-        #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == names.count)
+        #expect(setup.folder.allFiles("state/containers/\(Self.bundle)/Documents/Inbox/Inbox") == names.sorted())
+        #expect(try await setup.backend.owedCount(bundleIdentifier: Self.bundle) == names.count)
     }
 
     @Test func aQuarantinedFileLeavesTheInboxWithItsReasonBesideIt() async throws {
-        let folder = try TemporaryFolder("backend")
-        defer { folder.remove() }
-        let configuration = try Fixtures.daemonConfiguration(in: folder)
-        try folder.write("drop/blob.qqq", [0x00, 0x01, 0x02])
-        let inbox = open(folder.string("drop"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(inbox >= 0)
-        defer { close(inbox) }
-        let backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
-        defer { backend.close() }
-        try await backend.recover()
+        let setup = try await Backend(files: ["blob.qqq": [0x00, 0x01, 0x02]])
+        defer { setup.close() }
+        let (folder, backend) = (setup.folder, setup.backend)
 
         let reason = "no handler claims dyn.ah62d4rv4ge81c6pv; install a handler whose Info.plist claims it"
-        try await backend.quarantine(name: Array("blob.qqq".utf8), in: inbox, mailbox: "Inbox", reason: reason, origin: folder.string("drop/blob.qqq"))
+        try await backend.quarantine(name: Array("blob.qqq".utf8), in: setup.inbox, mailbox: "Inbox", reason: reason, origin: folder.string("drop/blob.qqq"))
         #expect(folder.list("drop").isEmpty)
         #expect(folder.read("quarantine/Inbox/blob.qqq") == [0x00, 0x01, 0x02])
         let written = String(decoding: folder.read("quarantine/Inbox/blob.qqq.reason") ?? [], as: UTF8.self)
