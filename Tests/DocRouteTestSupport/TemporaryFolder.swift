@@ -45,14 +45,19 @@ public final class TemporaryFolder: Sendable {
     /// Removes the folder and everything below it, giving write permission back first: some tests
     /// take it away to provoke a failure.
     public func remove() {
-        let manager = FileManager.default
-        for sub in (try? manager.subpathsOfDirectory(atPath: root.string)) ?? [] {
+        Self.makeRemovable(root.string)
+        try? FileManager.default.removeItem(atPath: root.string)
+    }
+
+    /// Gives a folder and every folder below it read, write and search permission back, each before
+    /// it is listed, so even a folder a test made unreadable (as another user) can be emptied.
+    static func makeRemovable(_ folder: String) {
+        chmod(folder, 0o755)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
             var info = stat()
-            let path = root.appending(sub).string
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { chmod(path, 0o755) }
+            let path = folder + "/" + name
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { makeRemovable(path) }
         }
-        chmod(root.string, 0o755)
-        try? manager.removeItem(atPath: root.string)
     }
 
     /// A path below the folder (the folder itself for "").
