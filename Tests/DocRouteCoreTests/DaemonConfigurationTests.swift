@@ -73,6 +73,44 @@ import Testing
         #expect(configuration.file == "empty.toml")
     }
 
+    /// The defaults the README states in passing: "`max_connections` (256)", "`max_queued_files`
+    /// (default 16,384)", "`idle_timeout` (60 s)", "`max_unfinished_line_bytes` (16 MiB)",
+    /// "`handlers_directory` (default `/etc/docroute/handlers.d`)".
+    static func readmeDefaults() throws -> [String: String] {
+        let text = try String(contentsOfFile: Fixtures.repositoryRoot + "/README.md", encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: #"`([a-z_]+)`\s+\((?:default\s+)?(?:`(/[^`]+)`|([0-9][0-9,]*)( MiB| s)?)\)"#)
+        var defaults: [String: String] = [:]
+        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            func group(_ index: Int) -> String? { Range(match.range(at: index), in: text).map { String(text[$0]) } }
+            guard let key = group(1) else { continue }
+            if let path = group(2) {
+                defaults[key] = path
+            } else if let digits = group(3), let number = Int(digits.replacingOccurrences(of: ",", with: "")) {
+                defaults[key] = String(group(4) == " MiB" ? number << 20 : number)
+            }
+        }
+        return defaults
+    }
+
+    @Test func theREADMEStatesTheSameDefaults() throws {
+        let stated = try Self.readmeDefaults()
+        let configuration = try DaemonConfiguration.parse("", file: "empty.toml")
+        let actual: [String: String] = [
+            "socket": configuration.socket, "state_directory": configuration.stateDirectory,
+            "containers_directory": configuration.containersDirectory, "handlers_directory": configuration.handlersDirectory,
+            "quarantine_directory": configuration.quarantineDirectory, "max_file_size": String(configuration.maxFileSize),
+            "max_unacknowledged": String(configuration.maxUnacknowledged), "max_connections": String(configuration.maxConnections),
+            "max_connections_per_uid": String(configuration.maxConnectionsPerUID), "idle_timeout": String(configuration.idleTimeoutSeconds),
+            "max_unfinished_line_bytes": String(configuration.maxUnfinishedLineBytes), "max_package_depth": String(configuration.maxPackageDepth),
+            "max_package_entries": String(configuration.maxPackageEntries), "max_queued_files": String(configuration.maxQueuedFiles),
+        ]
+        let compared = stated.filter { actual[$0.key] != nil }
+        #expect(compared.count >= 8, "the README's defaults were not found: \(stated)")
+        for (key, value) in compared.sorted(by: { $0.key < $1.key }) {
+            #expect(value == actual[key], "README says \(key) is \(value)")
+        }
+    }
+
     @Test func anInboxGivenOnlyItsPathGetsTheDocumentedDefaults() throws {
         let documented = try Self.documentedDefaults()
         let configuration = try DaemonConfiguration.parse("[[inbox]]\npath = \"/srv/drop\"\n[[inbox]]\npath = \"/srv/mail\"\nkind = \"maildir\"\n", file: "t")
