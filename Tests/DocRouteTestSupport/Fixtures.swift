@@ -141,29 +141,4 @@ public enum Fixtures {
         var generator = SplitMix(seed: UInt64(index) &+ 0x9E37_79B9)
         return (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     }
-
-    /// Writes a file of `size` bytes (``content(_:size:)`` of `index`) at `path`; returns the bytes.
-    @discardableResult
-    public static func writeFile(_ path: String, size: Int, index: Int = 0) throws -> [UInt8] {
-        let bytes = content(index, size: size)
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-            throw TestSupportError("cannot write \(path)")
-        }
-        return bytes
-    }
-}
-
-/// A tiny deterministic generator (SplitMix64), so file contents are reproducible.
-public struct SplitMix: RandomNumberGenerator, Sendable {
-    var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
