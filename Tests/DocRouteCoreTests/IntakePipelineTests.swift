@@ -28,8 +28,20 @@ import Glibc
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let runner: Task<Void, Never>
 
+        /// Runs `body` with a started intake and stops it afterwards, whatever `body` does.
         /// `beforeStart` sees the folder once the configuration's folders exist, before the watch and scan.
-        init(beforeStart: (TemporaryFolder) throws -> Void = { _ in }) async throws {
+        static func with(beforeStart: (TemporaryFolder) throws -> Void = { _ in }, _ body: (Intake) async throws -> Void) async throws {
+            let intake = try await Intake(beforeStart: beforeStart)
+            do {
+                try await body(intake)
+            } catch {
+                await intake.stop()
+                throw error
+            }
+            await intake.stop()
+        }
+
+        init(beforeStart: (TemporaryFolder) throws -> Void) async throws {
             folder = try TemporaryFolder("intake")
             configuration = try Fixtures.daemonConfiguration(in: folder)
             try beforeStart(folder)
@@ -40,7 +52,7 @@ import Glibc
             let routing = RoutingDaemon.Routing(registry: registry, selector: HandlerSelector(registry: registry, defaults: defaults),
                                                 engine: TypeEngine(catalog: registry.catalog, mimeDatabase: mime), defaults: defaults)
             self.routing = routing
-            backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
+            backend = try await runBlocking { [configuration] in try LedgerBackend(configuration: configuration, logger: Fixtures.logger) }
             try await backend.recover()
             let activity = DaemonActivity(configuration: configuration, logger: Fixtures.logger)
             dispatcher = HandlerDispatcher(store: backend, window: 64, activity: activity, logger: Fixtures.logger)
@@ -78,84 +90,83 @@ import Glibc
             await intake.stop()
             await runner.value
             await watcher.stop()
-            backend.close()
             try? await group.shutdownGracefully()
-            folder.remove()
+            let (backend, folder) = (self.backend, self.folder)
+            _ = try? await runBlocking { backend.close(); folder.remove() }
         }
     }
 
     @Test func aFileRenamedIntoTheInboxEndsUpInItsHandlersSandbox() async throws {
-        let intake = try await Intake()
-        let pdb = try #require(FileManager.default.contents(atPath: Fixtures.samplesFolder + "/1abc.pdb").map(Array.init))
-        try intake.drop("1abc.pdb", pdb)
-        let copy = intake.sandbox(Self.molecules, "1abc.pdb")
-        let arrived = await intake.waitFor(copy)
-        let bytes = FileManager.default.contents(atPath: copy).map(Array.init)
-        await intake.backend.settle()
-        let owed = try await intake.backend.owed(bundleIdentifier: Self.molecules, afterSequence: 0, limit: 10)
-        let inbox = intake.folder.list("drop")
-        await intake.stop()
+        try await Intake.with { intake in
+            let pdb = try #require(FileManager.default.contents(atPath: Fixtures.samplesFolder + "/1abc.pdb").map { Array($0) })
+            try intake.drop("1abc.pdb", pdb)
+            let copy = intake.sandbox(Self.molecules, "1abc.pdb")
+            let arrived = await intake.waitFor(copy)
+            let bytes = FileManager.default.contents(atPath: copy).map { Array($0) }
+            await intake.backend.settle()
+            let owed = try await intake.backend.owed(bundleIdentifier: Self.molecules, afterSequence: 0, limit: 10)
+            let inbox = intake.folder.list("drop")
 
-        #expect(arrived, "no copy at \(copy)")
-        #expect(bytes == pdb, "the sandbox holds the bytes dropped")
-        #expect(inbox.isEmpty, "the inbox is empty once the copy is committed: \(inbox)")
-        #expect(owed.count == 1)
-        #expect(owed.first?.event.urlString == "file://" + copy)
-        #expect(owed.first?.event.contentType == "com.sunsetlakesoftware.molecules.pdb")
-        #expect(owed.first?.event.sourceApplication == "org.docroute.drop")
+            #expect(arrived, "no copy at \(copy)")
+            #expect(bytes == pdb, "the sandbox holds the bytes dropped")
+            #expect(inbox.isEmpty, "the inbox is empty once the copy is committed: \(inbox)")
+            #expect(owed.count == 1)
+            #expect(owed.first?.event.urlString == "file://" + copy)
+            #expect(owed.first?.event.contentType == "com.sunsetlakesoftware.molecules.pdb")
+            #expect(owed.first?.event.sourceApplication == "org.docroute.drop")
+        }
     }
 
     @Test func aSubscribedHandlerIsToldOfTheFileOnItsSocket() async throws {
-        let intake = try await Intake()
-        let handler = try #require(intake.routing.registry.handler(for: Self.molecules))
-        let (connection, client) = try ClientConnection.socketPair(id: 1, timeout: 15)
-        defer { client.close() }
-        #expect(await intake.dispatcher.subscribe(handler, connection: connection, requestID: "1") == nil)
-        let greeting = [client.readMessage(), client.readMessage()].map { $0?["type"] as? String }
+        try await Intake.with { intake in
+            let handler = try #require(intake.routing.registry.handler(for: Self.molecules))
+            let (connection, client) = try ClientConnection.socketPair(id: 1, timeout: 15)
+            defer { client.close() }
+            #expect(await intake.dispatcher.subscribe(handler, connection: connection, requestID: "1") == nil)
+            let greeting = [await client.nextMessage(), await client.nextMessage()].map { $0?["type"] as? String }
 
-        try intake.drop("1abc.pdb", Fixtures.content(7, size: 5120))
-        let event = client.readMessage()
-        await intake.dispatcher.disconnected(connection)
-        await intake.stop()
+            try intake.drop("1abc.pdb", Fixtures.content(7, size: 5120))
+            let event = await client.nextMessage()
+            await intake.dispatcher.disconnected(connection)
 
-        #expect(greeting == ["subscribed", "launch"], "nothing was owed: a plain launch")
-        #expect(event?["type"] as? String == "openURL", "\(String(describing: event))")
-        #expect(event?["url"] as? String == "file://" + intake.sandbox(Self.molecules, "1abc.pdb"))
-        #expect(event?["mailbox"] as? String == "Inbox")
-        let annotation = event?["annotation"] as? [String: Any]
-        #expect(annotation?["originalFilename"] as? String == "1abc.pdb")
-        #expect(annotation?["size"] as? Int == 5120)
+            #expect(greeting == ["subscribed", "launch"], "nothing was owed: a plain launch")
+            #expect(event?["type"] as? String == "openURL", "\(String(describing: event))")
+            #expect(event?["url"] as? String == "file://" + intake.sandbox(Self.molecules, "1abc.pdb"))
+            #expect(event?["mailbox"] as? String == "Inbox")
+            let annotation = event?["annotation"] as? [String: Any]
+            #expect(annotation?["originalFilename"] as? String == "1abc.pdb")
+            #expect(annotation?["size"] as? Int == 5120)
+        }
     }
 
     @Test func aFileNoHandlerClaimsIsQuarantinedWithAReasonThatSaysWhatToDo() async throws {
-        let intake = try await Intake()
-        try intake.drop("blob.qqq", [0x00, 0x01, 0x62, 0x69, 0x6E, 0x61, 0x72, 0x79])
-        let reasonPath = intake.configuration.quarantineDirectory + "/Inbox/blob.qqq.reason"
-        let quarantined = await intake.waitFor(reasonPath)
-        let reason = (try? String(contentsOfFile: reasonPath, encoding: .utf8)) ?? ""
-        let held = FileManager.default.contents(atPath: intake.configuration.quarantineDirectory + "/Inbox/blob.qqq").map(Array.init)
-        let inbox = intake.folder.list("drop")
-        let sandboxes = intake.folder.allFiles("state/containers")
-        await intake.stop()
+        try await Intake.with { intake in
+            try intake.drop("blob.qqq", [0x00, 0x01, 0x62, 0x69, 0x6E, 0x61, 0x72, 0x79])
+            let reasonPath = intake.configuration.quarantineDirectory + "/Inbox/blob.qqq.reason"
+            let quarantined = await intake.waitFor(reasonPath)
+            let reason = (try? String(contentsOfFile: reasonPath, encoding: .utf8)) ?? ""
+            let held = FileManager.default.contents(atPath: intake.configuration.quarantineDirectory + "/Inbox/blob.qqq").map { Array($0) }
+            let inbox = intake.folder.list("drop")
+            let sandboxes = intake.folder.allFiles("state/containers")
 
-        #expect(quarantined, "no \(reasonPath)")
-        #expect(held == [0x00, 0x01, 0x62, 0x69, 0x6E, 0x61, 0x72, 0x79], "the quarantine keeps the file as it came")
-        #expect(reason.contains("no handler claims dyn."), "\(reason)")
-        #expect(reason.contains("install a handler whose Info.plist claims it"), "\(reason)")
-        #expect(reason.contains("docroutectl quarantine release"), "\(reason)")
-        #expect(inbox.isEmpty, "\(inbox)")
-        #expect(sandboxes.isEmpty, "nothing was delivered: \(sandboxes)")
+            #expect(quarantined, "no \(reasonPath)")
+            #expect(held == [0x00, 0x01, 0x62, 0x69, 0x6E, 0x61, 0x72, 0x79], "the quarantine keeps the file as it came")
+            #expect(reason.contains("no handler claims dyn."), "\(reason)")
+            #expect(reason.contains("install a handler whose Info.plist claims it"), "\(reason)")
+            #expect(reason.contains("docroutectl quarantine release"), "\(reason)")
+            #expect(inbox.isEmpty, "\(inbox)")
+            #expect(sandboxes.isEmpty, "nothing was delivered: \(sandboxes)")
+        }
     }
 
     @Test func aFileWaitingBeforeTheStartIsFoundByTheFirstScan() async throws {
         let early = Fixtures.content(3, size: 2048)
         // Dropped while the daemon was down: no inotify event will ever name it.
-        let intake = try await Intake { folder in try folder.write("drop/early.pdb", early) }
-        let copy = intake.sandbox(Self.molecules, "early.pdb")
-        let arrived = await intake.waitFor(copy)
-        let bytes = FileManager.default.contents(atPath: copy).map(Array.init)
-        await intake.stop()
-        #expect(arrived, "the start-up scan did not deliver early.pdb")
-        #expect(bytes == early)
+        try await Intake.with(beforeStart: { folder in try folder.write("drop/early.pdb", early) }) { intake in
+            let copy = intake.sandbox(Self.molecules, "early.pdb")
+            let arrived = await intake.waitFor(copy)
+            #expect(arrived, "the start-up scan did not deliver early.pdb")
+            #expect(FileManager.default.contents(atPath: copy).map { Array($0) } == early)
+        }
     }
 }

@@ -28,8 +28,20 @@ import Glibc
             for (name, bytes) in files { try folder.write("drop/" + name, bytes) }
             inbox = open(folder.string("drop"), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             try #require(inbox >= 0)
-            backend = try LedgerBackend(configuration: configuration, logger: Fixtures.logger)
+            backend = try await runBlocking { [configuration] in try LedgerBackend(configuration: configuration, logger: Fixtures.logger) }
             try await backend.recover()
+        }
+
+        /// Runs `body` with a new backend and closes it afterwards, whatever `body` does.
+        static func with(files: [String: [UInt8]], _ body: (Backend) async throws -> Void) async throws {
+            let setup = try await Backend(files: files)
+            do {
+                try await body(setup)
+            } catch {
+                await setup.close()
+                throw error
+            }
+            await setup.close()
         }
 
         /// Opens `name` as the intake does and describes its delivery to ``LedgerBackendTests/bundle``.
@@ -51,81 +63,85 @@ import Glibc
             return outcomes
         }
 
-        func close() {
-            backend.close()
-            Glibc.close(inbox)
-            folder.remove()
+        /// Closes the ledger (a checkpoint: flushes) and removes the folder, off the cooperative pool.
+        func close() async {
+            let (backend, folder, inbox) = (self.backend, self.folder, self.inbox)
+            _ = try? await runBlocking {
+                backend.close()
+                Glibc.close(inbox)
+                folder.remove()
+            }
         }
     }
 
     @Test func aCommittedDeliveryIsInTheSandboxAndOwedInTheLedgerUntilAcknowledged() async throws {
         let content = Fixtures.content(1, size: 100_000)
-        let setup = try await Backend(files: ["1abc.pdb": content])
-        defer { setup.close() }
-        let (folder, configuration, backend) = (setup.folder, setup.configuration, setup.backend)
-        let outcomes = try await setup.deliver(["1abc.pdb"])
+        try await Backend.with(files: ["1abc.pdb": content]) { setup in
+            let (folder, configuration, backend) = (setup.folder, setup.configuration, setup.backend)
+            let outcomes = try await setup.deliver(["1abc.pdb"])
 
-        guard case .committed(let deliveryID, let finalPath, let sequence, let size)? = outcomes.first, outcomes.count == 1 else {
-            Issue.record("expected one committed delivery, got \(outcomes)")
-            return
+            guard case .committed(let deliveryID, let finalPath, let sequence, let size)? = outcomes.first, outcomes.count == 1 else {
+                Issue.record("expected one committed delivery, got \(outcomes)")
+                return
+            }
+            let sandbox = configuration.containersDirectory + "/" + Self.bundle + "/Documents/Inbox/Inbox"
+            #expect(finalPath == sandbox + "/1abc.pdb")
+            #expect(size == Int64(content.count))
+            #expect(FileManager.default.contents(atPath: finalPath).map { Array($0) } == content, "the sandbox holds the bytes dropped")
+            #expect(folder.list("drop").isEmpty, "the source has left the inbox")
+
+            // The ledger owes the handler exactly this document, as the dispatcher will send it.
+            #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 1)
+            let owed = try await backend.owed(bundleIdentifier: Self.bundle, afterSequence: 0, limit: 10)
+            #expect(owed.map(\.sequence) == [sequence])
+            let event = try #require(owed.first?.event)
+            #expect(event.deliveryID == deliveryID)
+            #expect(event.urlString == "file://" + finalPath)
+            #expect(event.contentType == Self.pdbType)
+            #expect(event.mailbox == "Inbox")
+            #expect(event.sourceApplication == "org.docroute.drop")
+            #expect(try await backend.owedCount(bundleIdentifier: "com.example.other") == 0)
+
+            try await backend.acknowledge([DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: Self.bundle, handled: true)])
+            #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 0, "acknowledged: no longer owed")
+            #expect(try await backend.owed(bundleIdentifier: Self.bundle, afterSequence: 0, limit: 10).isEmpty)
+            #expect(FileManager.default.fileExists(atPath: finalPath), "an acknowledgement leaves the document with the handler")
         }
-        let sandbox = configuration.containersDirectory + "/" + Self.bundle + "/Documents/Inbox/Inbox"
-        #expect(finalPath == sandbox + "/1abc.pdb")
-        #expect(size == Int64(content.count))
-        #expect(FileManager.default.contents(atPath: finalPath).map(Array.init) == content, "the sandbox holds the bytes dropped")
-        #expect(folder.list("drop").isEmpty, "the source has left the inbox")
-
-        // The ledger owes the handler exactly this document, as the dispatcher will send it.
-        #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 1)
-        let owed = try await backend.owed(bundleIdentifier: Self.bundle, afterSequence: 0, limit: 10)
-        #expect(owed.map(\.sequence) == [sequence])
-        let event = try #require(owed.first?.event)
-        #expect(event.deliveryID == deliveryID)
-        #expect(event.urlString == "file://" + finalPath)
-        #expect(event.contentType == Self.pdbType)
-        #expect(event.mailbox == "Inbox")
-        #expect(event.sourceApplication == "org.docroute.drop")
-        #expect(try await backend.owedCount(bundleIdentifier: "com.example.other") == 0)
-
-        try await backend.acknowledge([DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: Self.bundle, handled: true)])
-        #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 0, "acknowledged: no longer owed")
-        #expect(try await backend.owed(bundleIdentifier: Self.bundle, afterSequence: 0, limit: 10).isEmpty)
-        #expect(FileManager.default.fileExists(atPath: finalPath), "an acknowledgement leaves the document with the handler")
     }
 
     @Test func aBatchCommitsEveryFileUnderItsOwnNameInOrder() async throws {
         let names = (1...5).map { "\($0)abc.pdb" }
         var files: [String: [UInt8]] = [:]
         for (index, name) in names.enumerated() { files[name] = Fixtures.content(index, size: 1000 * (index + 1)) }
-        let setup = try await Backend(files: files)
-        defer { setup.close() }
-        let outcomes = try await setup.deliver(names)
+        try await Backend.with(files: files) { setup in
+            let outcomes = try await setup.deliver(names)
 
-        var sequences: [Int64] = []
-        for (index, outcome) in outcomes.enumerated() {
-            guard case .committed(_, let finalPath, let sequence, _) = outcome else {
-                Issue.record("\(names[index]): \(outcome)")
-                continue
+            var sequences: [Int64] = []
+            for (index, outcome) in outcomes.enumerated() {
+                guard case .committed(_, let finalPath, let sequence, _) = outcome else {
+                    Issue.record("\(names[index]): \(outcome)")
+                    continue
+                }
+                sequences.append(sequence)
+                #expect(FileManager.default.contents(atPath: finalPath).map { Array($0) } == Fixtures.content(index, size: 1000 * (index + 1)), "\(names[index])")
             }
-            sequences.append(sequence)
-            #expect(FileManager.default.contents(atPath: finalPath).map(Array.init) == Fixtures.content(index, size: 1000 * (index + 1)), "\(names[index])")
+            #expect(sequences == sequences.sorted() && Set(sequences).count == names.count, "commit order is the order handed over")
+            #expect(setup.folder.allFiles("state/containers/\(Self.bundle)/Documents/Inbox/Inbox") == names.sorted())
+            #expect(try await setup.backend.owedCount(bundleIdentifier: Self.bundle) == names.count)
         }
-        #expect(sequences == sequences.sorted() && Set(sequences).count == names.count, "commit order is the order handed over")
-        #expect(setup.folder.allFiles("state/containers/\(Self.bundle)/Documents/Inbox/Inbox") == names.sorted())
-        #expect(try await setup.backend.owedCount(bundleIdentifier: Self.bundle) == names.count)
     }
 
     @Test func aQuarantinedFileLeavesTheInboxWithItsReasonBesideIt() async throws {
-        let setup = try await Backend(files: ["blob.qqq": [0x00, 0x01, 0x02]])
-        defer { setup.close() }
-        let (folder, backend) = (setup.folder, setup.backend)
+        try await Backend.with(files: ["blob.qqq": [0x00, 0x01, 0x02]]) { setup in
+            let (folder, backend) = (setup.folder, setup.backend)
 
-        let reason = "no handler claims dyn.ah62d4rv4ge81c6pv; install a handler whose Info.plist claims it"
-        try await backend.quarantine(name: Array("blob.qqq".utf8), in: setup.inbox, mailbox: "Inbox", reason: reason, origin: folder.string("drop/blob.qqq"))
-        #expect(folder.list("drop").isEmpty)
-        #expect(folder.read("quarantine/Inbox/blob.qqq") == [0x00, 0x01, 0x02])
-        let written = String(decoding: folder.read("quarantine/Inbox/blob.qqq.reason") ?? [], as: UTF8.self)
-        #expect(written.contains(reason), "\(written)")
-        #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 0, "nothing is owed for a quarantined file")
+            let reason = "no handler claims dyn.ah62d4rv4ge81c6pv; install a handler whose Info.plist claims it"
+            try await backend.quarantine(name: Array("blob.qqq".utf8), in: setup.inbox, mailbox: "Inbox", reason: reason, origin: folder.string("drop/blob.qqq"))
+            #expect(folder.list("drop").isEmpty)
+            #expect(folder.read("quarantine/Inbox/blob.qqq") == [0x00, 0x01, 0x02])
+            let written = String(decoding: folder.read("quarantine/Inbox/blob.qqq.reason") ?? [], as: UTF8.self)
+            #expect(written.contains(reason), "\(written)")
+            #expect(try await backend.owedCount(bundleIdentifier: Self.bundle) == 0, "nothing is owed for a quarantined file")
+        }
     }
 }

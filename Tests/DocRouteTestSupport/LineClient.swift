@@ -98,6 +98,28 @@ public final class LineClient: @unchecked Sendable {
         return messages
     }
 
+    /// The next line, waited for on a Dispatch thread: an async test must not hold one of the
+    /// cooperative pool's few threads (two on a two-core machine) in a blocking read while the
+    /// code under test needs them to send what it waits for.
+    public func nextLineText() async -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: self.readLineText()) }
+        }
+    }
+
+    /// ``readMessage()`` for async tests (see ``nextLineText()``).
+    public func nextMessage() async -> [String: Any]? {
+        guard let text = await nextLineText(), let data = text.data(using: .utf8) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    /// ``readMessages(upTo:)`` for async tests (see ``nextLineText()``).
+    public func nextMessages(upTo limit: Int = .max) async -> [[String: Any]] {
+        var messages: [[String: Any]] = []
+        while messages.count < limit, let message = await nextMessage() { messages.append(message) }
+        return messages
+    }
+
     public func close() {
         Glibc.close(fd)
     }
