@@ -36,14 +36,7 @@ import Glibc
 
         /// Runs `body` with a new set-up and closes it afterwards, whatever `body` does.
         static func with(_ body: (Setup) async throws -> Void) async throws {
-            let setup = try await Setup()
-            do {
-                try await body(setup)
-            } catch {
-                await setup.close()
-                throw error
-            }
-            await setup.close()
+            try await withTearDown(try await Setup(), { await $0.close() }, body)
         }
 
         /// Commits a custom-scheme URL for the to-do list, as `docroutectl open todolist://…` does.

@@ -31,14 +31,7 @@ import Glibc
         /// Runs `body` with a started intake and stops it afterwards, whatever `body` does.
         /// `beforeStart` sees the folder once the configuration's folders exist, before the watch and scan.
         static func with(beforeStart: (TemporaryFolder) throws -> Void = { _ in }, _ body: (Intake) async throws -> Void) async throws {
-            let intake = try await Intake(beforeStart: beforeStart)
-            do {
-                try await body(intake)
-            } catch {
-                await intake.stop()
-                throw error
-            }
-            await intake.stop()
+            try await withTearDown(try await Intake(beforeStart: beforeStart), { await $0.stop() }, body)
         }
 
         init(beforeStart: (TemporaryFolder) throws -> Void) async throws {

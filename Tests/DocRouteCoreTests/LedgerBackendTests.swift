@@ -34,14 +34,7 @@ import Glibc
 
         /// Runs `body` with a new backend and closes it afterwards, whatever `body` does.
         static func with(files: [String: [UInt8]], _ body: (Backend) async throws -> Void) async throws {
-            let setup = try await Backend(files: files)
-            do {
-                try await body(setup)
-            } catch {
-                await setup.close()
-                throw error
-            }
-            await setup.close()
+            try await withTearDown(try await Backend(files: files), { await $0.close() }, body)
         }
 
         /// Opens `name` as the intake does and describes its delivery to ``LedgerBackendTests/bundle``.
