@@ -210,29 +210,47 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes"]),
-        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers"], exclude: ["Fixtures"]),
-        .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol"]),
+        // What every test target shares: temporary folders, fixtures, a line client, a Prometheus
+        // text reader. A regular target so test targets can import it, kept under Tests/ and in no
+        // product, so docrouted and docroutectl never link it.
+        .target(
+            name: "DocRouteTestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/DocRouteTestSupport"
+        ),
+        .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes", "DocRouteTestSupport"]),
+        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers", "DocRouteTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol", "DocRouteTestSupport"]),
         // The Maildir tests drive the daemon's Maildir reading and intake too; Fixtures holds Python scripts.
-        .testTarget(name: "DocRouteMailTests", dependencies: ["DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "DocRouteMailTests",
+            dependencies: ["DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteTestSupport"],
+            exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "DocRouteClientTests",
             dependencies: [
-                "DocRouteClient", "DocRouteProtocol",
+                "DocRouteClient", "DocRouteProtocol", "DocRouteTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(
-            name: "DocRouteCoreTests",
+            name: "DocRouteDaemonTests",
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake", "DocRouteLedger",
-                "DocRouteDelivery", "DocRouteServer", "DocRouteOperations", "DocRouteDaemon",
+                "DocRouteDelivery", "DocRouteServer", "DocRouteOperations", "DocRouteDaemon", "DocRouteTestSupport",
+                // The daemon tests build the intake's routing snapshot and a real event loop.
+                "DocRouteHandlers", "DocRouteTypes",
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd"]),
+        .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd", "DocRouteTestSupport"]),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "docrouted", "docroutectl", "docroute-bench"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "DocRouteTestSupport", "docrouted", "docroutectl", "docroute-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import DocRouteClient
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,15 +10,15 @@ import Glibc
 @Suite struct DocumentBookmarkTests {
     /// A container with a delivered document: `<root>/c/Documents/Inbox/Mail/1abc.pdb`.
     struct Fixture {
+        let folder: TemporaryFolder
         let root: String
         let container: String
         let document: String
         let content: [UInt8]
 
         init(size: Int = 6000) throws {
-            var template = Array("/tmp/docroute-bm-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            root = String(cString: made)
+            folder = try TemporaryFolder("bm")
+            root = folder.string
             container = root + "/c"
             try FileManager.default.createDirectory(atPath: container + "/Documents/Inbox/Mail", withIntermediateDirectories: true)
             document = container + "/Documents/Inbox/Mail/1abc.pdb"
@@ -25,7 +26,7 @@ import Glibc
             try Data(content).write(to: URL(fileURLWithPath: document))
         }
 
-        func remove() { try? FileManager.default.removeItem(atPath: root) }
+        func remove() { folder.remove() }
 
         func bookmark() throws -> DocumentBookmark {
             // Through its data, as a handler stores it across restarts.

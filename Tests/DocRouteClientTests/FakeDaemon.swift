@@ -1,4 +1,5 @@
 import DocRouteProtocol
+import DocRouteTestSupport
 import Foundation
 import NIOCore
 import NIOPosix
@@ -87,13 +88,9 @@ final class FakeDaemonConnection {
 
 /// A new private directory for one test's socket, removed afterwards.
 func withTemporarySocketPath<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
-    var template = Array("/tmp/docroute-client-test.XXXXXX".utf8CString)
-    guard let directory = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw FakeDaemonError(description: "mkdtemp failed: errno \(errno)")
+    try await TemporaryFolder.with("client") { folder in
+        try await body(folder.string("docroute.sock"))
     }
-    let path = String(cString: directory)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path + "/docroute.sock")
 }
 
 struct TimedOut: Error {}

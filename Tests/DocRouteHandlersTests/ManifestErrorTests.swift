@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import DocRouteTypes
 import Foundation
 import Logging
@@ -107,11 +108,12 @@ import Testing
     }
 
     @Test func adminDefaultsSurviveAnEncodeAndRead() throws {
-        let directory = NSTemporaryDirectory() + "docroute-defaults-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = try TemporaryFolder("defaults")
+        defer { temporary.remove() }
+        let directory = temporary.string("state")
         let store = AdminDefaultsStore(stateDirectory: directory)
         #expect(try store.load() == AdminDefaults())
-        // The daemon's atomic writer writes these bytes (DocRouteCoreTests checks that part).
+        // The daemon's atomic writer writes these bytes (DocRouteDaemonTests checks that part).
         let bytes = try store.encoded(AdminDefaults(types: ["public.png": "com.example.a"], schemes: ["todolist": "com.example.b"]))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: store.path))

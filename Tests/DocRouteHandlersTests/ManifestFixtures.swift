@@ -1,16 +1,14 @@
+import DocRouteTestSupport
 import Foundation
 
 /// Writes real Info.plist files (XML and binary) into a temporary handlers directory.
 struct ManifestFixtures {
+    let folder: TemporaryFolder
     let directory: String
 
     init() throws {
-        directory = NSTemporaryDirectory() + "docroute-handlers-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    static var repositoryRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        folder = try TemporaryFolder("handlers")
+        directory = folder.string
     }
 
     /// Writes `plist` as `name` in XML or binary form, through Foundation's own writer.
@@ -27,35 +25,27 @@ struct ManifestFixtures {
     }
 
     func copySamples() throws {
-        let samples = Self.repositoryRoot + "/config/handlers"
-        for name in try FileManager.default.contentsOfDirectory(atPath: samples) {
-            try FileManager.default.copyItem(atPath: samples + "/" + name, toPath: directory + "/" + name)
-        }
+        try Fixtures.copySampleHandlers(to: directory)
     }
 
     /// The real-app-shaped manifests of `Fixtures/`, as written (XML) or converted to a binary
     /// property list through Foundation, as `plutil -convert binary1` would.
     func copyFixtures(_ names: [String], binary: Bool) throws {
         for name in names {
-            let xml = try Data(contentsOf: URL(fileURLWithPath: Self.fixturesDirectory + "/" + name + ".plist"))
+            let xml = try Fixtures.manifest(name)
             var data = xml
             if binary {
                 let plist = try PropertyListSerialization.propertyList(from: xml, options: [], format: nil)
                 data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
-                guard data.starts(with: Data("bplist00".utf8)) else { throw FixtureError(message: "\(name) did not convert to a binary plist") }
+                guard data.starts(with: Data("bplist00".utf8)) else { throw TestSupportError("\(name) did not convert to a binary plist") }
             }
             try data.write(to: URL(fileURLWithPath: directory + "/" + name + ".plist"))
         }
     }
 
-    struct FixtureError: Error { var message: String }
-
-    static var fixturesDirectory: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
-    }
 
     func remove() {
-        try? FileManager.default.removeItem(atPath: directory)
+        folder.remove()
     }
 
     static func handler(_ id: String, types: [[String: Any]] = [], schemes: [String] = [], extra: [String: Any] = [:]) -> [String: Any] {

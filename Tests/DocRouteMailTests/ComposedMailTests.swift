@@ -1,4 +1,5 @@
 import DocRouteMail
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,8 @@ import Testing
 
     @Test(arguments: ["rich", "legacy"], chunkSizes)
     func everyAttachmentArrivesByteForByte(scenario: String, chunkSize: Int) throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", scenario, folder])
             let expected = try Fixtures.Expectation.load(folder)
             let message = try readFile(folder + "/message.eml")
@@ -39,7 +41,8 @@ import Testing
     }
 
     @Test func richMessageHasWhatItWasComposedWith() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", "rich", folder])
             let (summary, attachments) = try parse(try readFile(folder + "/message.eml"))
             #expect(summary.envelope.subject == "Rapport été – 2025 ✓ avec pièces jointes")
@@ -68,7 +71,8 @@ import Testing
     }
 
     @Test func legacyMessageDecodesItsCharsets() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", "legacy", folder])
             let (summary, attachments) = try parse(try readFile(folder + "/message.eml"))
             #expect(summary.envelope.subject == "Отчёт за март")
@@ -79,7 +83,8 @@ import Testing
     }
 
     @Test func skippedAttachmentsAreListedButNotDecoded() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", "rich", folder])
             let sink = CollectingSink()
             sink.skipping = { $0.partPath == "2" || $0.partPath == "7.2" }
@@ -94,7 +99,8 @@ import Testing
     }
 
     @Test func sinkSeesBoundedWrites() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", "rich", folder])
             let sink = CollectingSink()
             _ = try parse(try readFile(folder + "/message.eml"), chunkSize: 1 << 30, sink: sink)

@@ -1,4 +1,5 @@
 import DocRouteMail
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// types and bytes, or a recovery documented here. The damage each part gets is stated per file,
 /// and checked against Python's own defects.
 @Suite struct HandWrittenDefectTests {
-    static let folder = Fixtures.folder.appendingPathComponent("defects").path
+    static let folder = Fixtures.mailFolder + "/defects"
 
     /// Where docroute deliberately differs from Python's `email`, and what it delivers instead.
     static let recoveries: [String: [String: [UInt8]]] = [
@@ -43,7 +44,8 @@ import Testing
     @Test(arguments: files)
     func findsWhatPythonFinds(file: String) throws {
         let message = try readFile(Self.folder + "/" + file)
-        try Fixtures.withTemporaryFolder { out in
+        try TemporaryFolder.with("mail") { temporary in
+            let out = temporary.string
             try Fixtures.python("compose.py", ["expect", Self.folder + "/" + file, out])
             let expected = try Fixtures.Expectation.load(out)
             var first: [FoundPart]?

@@ -1,4 +1,5 @@
 import DocRouteMail
+import DocRouteTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import DocRouteMail
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -102,42 +103,7 @@ func crlf(_ text: String) -> String {
     text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
 }
 
-enum Fixtures {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Runs a fixture script with python3; its standard output.
-    @discardableResult
-    static func python(_ script: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.appendingPathComponent(script).path] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "python3 \(script) \(arguments.joined(separator: " ")) failed: \(errorText)")
-        }
-        return data
-    }
-
-    /// A new empty folder under /tmp, removed by `body`'s end.
-    static func withTemporaryFolder<T>(_ body: (String) throws -> T) throws -> T {
-        var template = Array("/tmp/docroute-mail-test.XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
-        let path = String(cString: created)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try body(path)
-    }
-
+extension Fixtures {
     /// What compose.py says a reader must find in a message.
     struct Expectation: Decodable {
         struct Envelope: Decodable {

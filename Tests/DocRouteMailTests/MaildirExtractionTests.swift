@@ -4,6 +4,7 @@ import DocRouteMail
 @testable import DocRouteMaildir
 @testable import DocRoutePlatform
 import DocRouteProtocol
+import DocRouteTestSupport
 import Foundation
 import Logging
 import SystemPackage
@@ -24,7 +25,8 @@ import Testing
     }
 
     @Test func everyAttachmentOfEveryMailboxArrivesAndTheMessageEndsRead() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             let root = folder + "/Maildir"
             let scratchPath = folder + "/scratch"
             try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
@@ -103,7 +105,8 @@ import Testing
     }
 
     func withRichMessage(_ body: (_ message: FileDescriptor, _ scratch: FileDescriptor, _ scratchPath: String, _ expected: Fixtures.Expectation) throws -> Void) throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             try Fixtures.python("compose.py", ["message", "rich", folder + "/rich"])
             let scratchPath = folder + "/scratch"
             try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
@@ -150,12 +153,13 @@ import Testing
 
     /// Extracts a hand-written message of Fixtures/defects into a scratch folder.
     func extractDefect(_ name: String, _ body: (MaildirExtraction, [UInt8]) throws -> Void) throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             let scratchPath = folder + "/scratch"
             try FileManager.default.createDirectory(atPath: scratchPath, withIntermediateDirectories: false)
             let scratch = try openFolder(scratchPath)
             defer { try? scratch.close() }
-            let path = Fixtures.folder.path + "/defects/" + name
+            let path = Fixtures.mailFolder + "/defects/" + name
             let message = try FileDescriptor.open(FilePath(path), .readOnly)
             defer { try? message.close() }
             let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Self.logger)
@@ -202,7 +206,8 @@ import Testing
     }
 
     @Test func messageThatDisappearsIsNotAnError() throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             for sub in ["new", "cur", "tmp"] {
                 try FileManager.default.createDirectory(atPath: folder + "/" + sub, withIntermediateDirectories: false)
             }

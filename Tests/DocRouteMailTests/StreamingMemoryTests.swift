@@ -3,6 +3,7 @@
 import DocRouteMail
 @testable import DocRouteMaildir
 @testable import DocRoutePlatform
+import DocRouteTestSupport
 import Foundation
 import Logging
 import SystemPackage
@@ -31,7 +32,8 @@ import Testing
     }
 
     func measure(attachmentMebibytes: Int) throws {
-        try Fixtures.withTemporaryFolder { folder in
+        try TemporaryFolder.with("mail") { temporary in
+            let folder = temporary.string
             struct Generated: Decodable {
                 var size: Int64
                 var sha256: String
@@ -74,7 +76,7 @@ import Testing
         try output.close()
         let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0, let text = try? String(contentsOfFile: extra[Self.reportVariable]!, encoding: .utf8) else {
-            throw Fixtures.Failure(description: "the probe failed (status \(process.terminationStatus)):\n\(logText.suffix(4000))")
+            throw TestSupportError("the probe failed (status \(process.terminationStatus)):\n\(logText.suffix(4000))")
         }
         var report: [String: String] = [:]
         for line in text.split(separator: "\n") {
@@ -84,11 +86,20 @@ import Testing
         return report
     }
 
-    /// The child's side: does nothing unless started by ``runProbe(environment:log:)``.
-    @Test func mailMemoryProbe() throws {
+    /// Whether this process is the child ``runProbe(environment:log:)`` started.
+    static var isProbeChild: Bool {
         let environment = ProcessInfo.processInfo.environment
-        guard let messagePath = environment[Self.messageVariable], let scratchPath = environment[Self.scratchVariable],
-              let reportPath = environment[Self.reportVariable] else { return }
+        return [messageVariable, scratchVariable, reportVariable].allSatisfy { environment[$0] != nil }
+    }
+
+    /// The child's side: runs only in the process started by ``runProbe(environment:log:)``, which
+    /// makes the assertions on its report.
+    @Test(.enabled(if: isProbeChild, "the memory probe runs only in the child process the streaming tests start"))
+    func mailMemoryProbe() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let messagePath = try #require(environment[Self.messageVariable])
+        let scratchPath = try #require(environment[Self.scratchVariable])
+        let reportPath = try #require(environment[Self.reportVariable])
         let startKiB = Self.status("VmHWM")
         let scratch = try FileDescriptor.openDirectory(atPath: FilePath(scratchPath))
         let message = try FileDescriptor.open(FilePath(messagePath), .readOnly)

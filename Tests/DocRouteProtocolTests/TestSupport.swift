@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 
 /// The bytes of a line as a test writes it.
@@ -8,10 +9,7 @@ func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
 /// The repository's copy of the protocol contract.
 func protocolDocument() throws -> String {
-    let url = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("docs/PROTOCOL.md")
-    return try String(contentsOf: url, encoding: .utf8)
+    try String(contentsOfFile: Fixtures.repositoryRoot + "/docs/PROTOCOL.md", encoding: .utf8)
 }
 
 /// The ```json block of PROTOCOL.md that starts with `prefix`, joined onto one line the way

@@ -1,4 +1,5 @@
 import DocRouteSystemd
+import DocRouteTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -22,16 +23,10 @@ enum ActivatedChild {
     }
 
     static func run(passing socket: UnixSocket, names: String) throws -> [String: String] {
-        var template = Array("/tmp/docroute-activation-probe.XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
-        let folder = String(cString: created)
-        let reportPath = folder + "/report"
-        let logPath = folder + "/output"
-        defer {
-            unlink(reportPath)
-            unlink(logPath)
-            rmdir(folder)
-        }
+        let folder = try TemporaryFolder("activation-probe")
+        defer { folder.remove() }
+        let reportPath = folder.string("report")
+        let logPath = folder.string("output")
 
         var executable = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &executable, executable.count - 1)

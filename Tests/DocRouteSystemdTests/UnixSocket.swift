@@ -1,3 +1,5 @@
+import DocRouteTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,7 +10,7 @@ import Musl
 final class UnixSocket {
     let descriptor: CInt
     let path: String
-    private let folder: String
+    private let folder: TemporaryFolder
 
     struct Failure: Error, CustomStringConvertible {
         let call: String
@@ -18,10 +20,8 @@ final class UnixSocket {
 
     /// - Parameter listening: call `listen()` (stream sockets only).
     init(type: Int32, listening: Bool) throws {
-        var template = Array("/tmp/docroute-systemd-test.XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw Failure(call: "mkdtemp", errno: errno) }
-        folder = String(cString: created)
-        path = folder + "/socket"
+        folder = try TemporaryFolder("systemd-test")
+        path = folder.string("socket")
         let fd = socket(AF_UNIX, type | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(call: "socket", errno: errno) }
         descriptor = fd
@@ -80,8 +80,7 @@ final class UnixSocket {
 
     func close() {
         Glibc.close(descriptor)
-        unlink(path)
-        rmdir(folder)
+        folder.remove()
     }
 }
 

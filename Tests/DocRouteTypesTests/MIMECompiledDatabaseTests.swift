@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -67,8 +68,9 @@ struct MIMECompiledDatabaseTests {
     let engine: TypeEngine
 
     init() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("docroute-mime-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try TemporaryFolder("mime")
+        defer { folder.remove() }
+        let root = URL(fileURLWithPath: folder.string)
         let packages = root.appendingPathComponent("share/mime/packages")
         try FileManager.default.createDirectory(at: packages, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: root.appendingPathComponent("home"), withIntermediateDirectories: true)

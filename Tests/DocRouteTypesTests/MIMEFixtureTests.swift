@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -56,16 +57,16 @@ enum MagicFileFixture {
 
 /// A throwaway directory tree holding `mime/` fixture databases.
 final class MIMEFixtureDirectory {
+    let folder: TemporaryFolder
     let root: URL
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("docroute-mime-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        folder = try TemporaryFolder("mime")
+        root = URL(fileURLWithPath: folder.string, isDirectory: true)
     }
 
     deinit {
-        try? FileManager.default.removeItem(at: root)
+        folder.remove()
     }
 
     /// Writes `files` into `<root>/<base>/mime/` and returns `<root>/<base>` (an XDG data dir).

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -8,14 +9,15 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docroute-bench")
         process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
+        let temporary = try TemporaryFolder("bench")
+        defer { temporary.remove() }
+        process.currentDirectoryURL = URL(fileURLWithPath: temporary.string)
         let pipe = Pipe()
         process.standardOutput = pipe
         // Standard error (progress, and the table under --json) goes to a file: two pipes read one
         // after the other could block the child.
-        let errorPath = NSTemporaryDirectory() + "docroute-bench-stderr-\(UUID().uuidString)"
+        let errorPath = temporary.string("stderr")
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: errorPath) }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -5,6 +6,7 @@ import Glibc
 
 /// Runs the real `docrouted` binary on a temporary tree and talks to it over its real socket.
 final class DaemonHarness: @unchecked Sendable {
+    let folder: TemporaryFolder
     let root: String
     let inbox: String
     let containers: String
@@ -20,22 +22,19 @@ final class DaemonHarness: @unchecked Sendable {
         let argument = ProcessInfo.processInfo.arguments.first { $0.contains(".xctest") } ?? ProcessInfo.processInfo.arguments[0]
         var directory = URL(fileURLWithPath: argument).deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: directory.appendingPathComponent("docrouted").path) {
-            directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug")
+            directory = URL(fileURLWithPath: Fixtures.repositoryRoot).appendingPathComponent(".build/debug")
         }
         return directory.path
     }
 
-    static var repositoryRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    }
+    static var repositoryRoot: String { Fixtures.repositoryRoot }
 
     /// `launchCommands: false` (the default) strips `DocRouteLaunchCommand` from the sample
     /// manifests, so no launched handler races a test for the documents it is checking.
     /// `extraInbox` is appended to the configuration with `{ROOT}` replaced by the temporary root.
     init(extraConfig: String = "", extraInbox: String = "", sampleHandlers: Bool = true, launchCommands: Bool = false) throws {
-        var template = Array("/tmp/docroute-it-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
-        root = String(cString: made)
+        folder = try TemporaryFolder("it")
+        root = folder.string
         inbox = root + "/drop"
         containers = root + "/containers"
         quarantine = root + "/quarantine"
@@ -155,7 +154,7 @@ final class DaemonHarness: @unchecked Sendable {
 
     func remove() {
         if process?.isRunning == true { crash() }
-        try? FileManager.default.removeItem(atPath: root)
+        folder.remove()
     }
 
     /// Writes a file the way a careful sender does: a hidden temporary name, then a rename.
@@ -212,69 +211,3 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A protocol client written against PROTOCOL.md with nothing but a socket and a JSON parser.
-final class LineClient: @unchecked Sendable {
-    let fd: Int32
-    var buffer: [UInt8] = []
-
-    init(path: String, timeout: TimeInterval = 10) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw HarnessError("connect \(path): \(String(cString: strerror(code)))")
-        }
-        var interval = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    func send(_ object: [String: Any]) throws {
-        var data = try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])
-        data.append(0x0A)
-        try sendRaw(Array(data))
-    }
-
-    func sendRaw(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { throw HarnessError("send: \(String(cString: strerror(errno)))") }
-            offset += written
-        }
-    }
-
-    /// The next line as raw text, or nil on timeout or close.
-    func readLineText() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                return String(decoding: line, as: UTF8.self)
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return nil }
-            buffer.append(contentsOf: chunk[..<count])
-        }
-    }
-
-    /// The next message as a JSON object, or nil on timeout or close.
-    func readMessage() -> [String: Any]? {
-        guard let text = readLineText(), let data = text.data(using: .utf8) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-    }
-
-    func close() {
-        Glibc.close(fd)
-    }
-}

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -11,8 +12,7 @@ import Testing
 
     /// Runs install.sh PREFIX DESTDIR BINDIR; returns the staging root and its output.
     func install(prefix: String) throws -> (root: String, output: String, status: Int32) {
-        var template = Array("/tmp/docroute-install-XXXXXX".utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
+        let root = try TemporaryFolder("install").string
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonHarness.repositoryRoot + "/scripts/install.sh")
         process.arguments = [prefix, root, DaemonHarness.binDirectory]

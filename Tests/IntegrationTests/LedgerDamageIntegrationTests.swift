@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ import Glibc
         let pages = size / 4096
         let handle = try #require(FileHandle(forWritingAtPath: path))
         defer { try? handle.close() }
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix(seed: seed)
         let targets = pages < 9 ? Array(1..<max(2, pages)) : Array(stride(from: pages / 3, to: pages * 2 / 3, by: 3))
         for page in targets {
             try handle.seek(toOffset: UInt64(page * 4096))
@@ -149,16 +150,5 @@ import Glibc
         try harness.start()
         #expect(harness.waitForInboxDrained(), "\(harness.daemonLog.suffix(1500))")
         #expect(harness.waitUntil(timeout: 10) { Self.pending(harness, Self.molecules) == 2 }, "first (found in the sandbox) and second")
-    }
-}
-
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

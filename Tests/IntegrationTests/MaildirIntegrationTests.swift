@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// Maildir the way an MDA does (Python's `mailbox.Maildir`: `tmp/`, then a rename into `new/`),
 /// read by the real docrouted, their attachments checked byte for byte in the sandboxes.
 @Suite(.serialized) struct MaildirIntegrationTests {
-    static let compose = DaemonHarness.repositoryRoot + "/Tests/DocRouteMailTests/Fixtures/compose.py"
+    static let compose = Fixtures.mailFolder + "/compose.py"
     static let catchAll = "org.docroute.test.everything"
 
     /// A harness with a Maildir inbox at `<root>/Maildir` and, when asked, a handler that takes any
@@ -302,7 +303,7 @@ import Glibc
 
     // MARK: Damaged parts and attached messages (hand-written messages of Fixtures/defects)
 
-    static let defects = DaemonHarness.repositoryRoot + "/Tests/DocRouteMailTests/Fixtures/defects/"
+    static let defects = Fixtures.mailFolder + "/defects/"
 
     /// Puts a hand-written message into `new/` as an MDA does: written in `tmp/`, then renamed.
     static func deliver(_ fixture: String, into maildir: String, as name: String) throws {

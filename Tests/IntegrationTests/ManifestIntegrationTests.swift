@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -7,19 +8,20 @@ import Glibc
 /// Real-app-shaped manifests (Tests/DocRouteHandlersTests/Fixtures) through the built docroutectl
 /// and docrouted: what `route` and `handlers` print, what the daemon logs and where it delivers.
 @Suite struct ManifestIntegrationTests {
-    static let fixtures = DaemonHarness.repositoryRoot + "/Tests/DocRouteHandlersTests/Fixtures"
+    static let fixtures = Fixtures.manifestsFolder
     /// A small but real torrent: a bencoded dictionary, as shared-mime-info's magic knows it.
     static let torrent = Array("d8:announce35:udp://tracker.example.org:1337/announce4:infod6:lengthi4e4:name5:a.txt12:piece lengthi16384e6:pieces20:aaaaaaaaaaaaaaaaaaaaee".utf8)
 
     /// A handlers directory holding these fixtures, and a state directory with no defaults.
     func directories(_ names: [String]) throws -> (handlers: String, state: String, remove: () -> Void) {
-        let root = NSTemporaryDirectory() + "docroute-manifests-\(UUID().uuidString)"
+        let temporary = try TemporaryFolder("manifests")
+        let root = temporary.string
         let handlers = root + "/handlers.d"
         try FileManager.default.createDirectory(atPath: handlers, withIntermediateDirectories: true)
         for name in names {
             try FileManager.default.copyItem(atPath: Self.fixtures + "/" + name + ".plist", toPath: handlers + "/" + name + ".plist")
         }
-        return (handlers, root + "/state", { try? FileManager.default.removeItem(atPath: root) })
+        return (handlers, root + "/state", { temporary.remove() })
     }
 
     static func json(_ text: String) -> [String: Any]? {

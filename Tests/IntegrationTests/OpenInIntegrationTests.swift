@@ -1,4 +1,5 @@
 import DocRouteClient
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

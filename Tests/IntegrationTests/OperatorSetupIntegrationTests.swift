@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -88,9 +89,9 @@ import Glibc
     // Item 4 (make run): the configuration is kept once the user has edited it, and the second
     // terminal's export lines are printed.
     @Test func makeRunKeepsAnEditedConfigurationAndPrintsTheExportLines() throws {
-        var template = Array("/tmp/docroute-run-XXXXXX".utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let temporary = try TemporaryFolder("run")
+        defer { temporary.remove() }
+        let root = temporary.string
         let script = DaemonHarness.repositoryRoot + "/scripts/make-run-config.sh"
         func run() throws -> String {
             let process = Process()
@@ -330,9 +331,9 @@ import Glibc
     // the MIME database used, and why, is logged.
     @Test(.enabled(if: getuid() == 0, "needs root to run docrouted as uid 65534 with setpriv"))
     func startedAsAnotherUserItSaysWhatIsWrongInWords() throws {
-        var template = Array("/tmp/docroute-nobody-XXXXXX".utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let temporary = try TemporaryFolder("nobody")
+        defer { temporary.remove() }
+        let root = temporary.string
         chmod(root, 0o755)
         for folder in ["locked", "run", "handlers.d", "drop", "state"] {
             try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)

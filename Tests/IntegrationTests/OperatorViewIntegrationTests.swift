@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ import Glibc
     /// The textfile's samples, or nil while it is missing or not valid Prometheus text.
     static func samples(_ path: String) -> [String: Double]? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return try? PrometheusTextReader.parse(text)
+        return try? PrometheusText.parse(text)
     }
 
     @Test func metricsTextfileCountsDeliveriesQuarantinesRescansAndAcknowledgements() throws {
@@ -204,14 +205,14 @@ import Glibc
 /// A Unix socket that answers the `status` requests of one connection with a fixed reply (its `ID` replaced by the
 /// request's id): lets the CLI's rendering be checked against any reply.
 final class CannedStatusServer: @unchecked Sendable {
+    let folder: TemporaryFolder
     let path: String
     let fd: Int32
     let thread: Thread
 
     init(reply: String) throws {
-        var template = Array("/tmp/docroute-canned-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed") }
-        path = String(cString: made) + "/s.sock"
+        folder = try TemporaryFolder("canned")
+        path = folder.string("s.sock")
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
         var address = sockaddr_un()
@@ -251,39 +252,6 @@ final class CannedStatusServer: @unchecked Sendable {
     func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
-        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
-    }
-}
-
-/// A strict reader of the Prometheus text format (0.0.4): every sample must follow the `# TYPE`
-/// line of its family, names and labels must be well formed, values numbers, series unique.
-enum PrometheusTextReader {
-    static func parse(_ text: String) throws -> [String: Double] {
-        var families: [String: String] = [:]
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("# TYPE ") {
-                let parts = line.split(separator: " ")
-                guard parts.count == 4, ["counter", "gauge", "histogram"].contains(parts[3]),
-                      families.updateValue(String(parts[3]), forKey: String(parts[2])) == nil
-                else { throw HarnessError("bad TYPE line: \(line)") }
-                continue
-            }
-            if line.hasPrefix("#") { continue }
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                throw HarnessError("no value: \(line)")
-            }
-            let series = String(line[..<space])
-            guard series.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})?$"#, options: .regularExpression) != nil else {
-                throw HarnessError("bad series: \(line)")
-            }
-            let name = String(series.prefix { $0 != "{" })
-            let declared = families[name] != nil || ["_bucket", "_sum", "_count"].contains {
-                name.hasSuffix($0) && families[String(name.dropLast($0.count))] == "histogram"
-            }
-            guard declared else { throw HarnessError("sample before its TYPE line: \(line)") }
-            guard samples.updateValue(value, forKey: series) == nil else { throw HarnessError("duplicate series: \(line)") }
-        }
-        return samples
+        folder.remove()
     }
 }

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -14,8 +15,9 @@ import Testing
     }
 
     @Test func samplesPackagesAndFolders() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("docroute-type-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let temporary = try TemporaryFolder("type")
+        defer { temporary.remove() }
+        let root = temporary.string
         try FileManager.default.createDirectory(atPath: root + "/Report.rtfd", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/Holiday", withIntermediateDirectories: true)
         let samples = DaemonHarness.repositoryRoot + "/config/samples/"
@@ -49,7 +51,9 @@ import Testing
     }
 
     @Test func aMissingPathIsAnErrorAndTheOthersAreStillTyped() throws {
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("docroute-missing-\(UUID().uuidString).pdf").path
+        let temporary = try TemporaryFolder("type")
+        defer { temporary.remove() }
+        let missing = temporary.string("missing.pdf")
         let (status, entries) = try Self.typed([missing, DaemonHarness.repositoryRoot + "/config/samples/readme.txt"])
         #expect(status == 1)
         #expect(entries[(missing as NSString).lastPathComponent]?["error"] as? String == "no such file")

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -38,7 +39,7 @@ import Glibc
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
                    "giving files to other users and testing as them needs root and setpriv"))
     func theDaemonKeepsAccessByItsOwnUidAndTheAdminGroupGetsNone() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         chmod(scratch.root.string, 0o755)
         let container = try scratch.folder("containers/com.example.viewer")
@@ -85,7 +86,7 @@ import Glibc
     /// is taken back (its source stays, to be delivered again), and no ledger row names a path
     /// outside the container.
     @Test func aMailboxMovedAwayMidBatchGetsNoMoreCopies() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         try scratch.folder("containers/com.example.viewer/\(mailbox)")
@@ -123,7 +124,7 @@ import Glibc
 
     /// Moved after the copies, before their renames: nothing lands in the moved folder either.
     @Test func aMailboxMovedBeforeTheRenamesGetsNothing() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -24,12 +25,12 @@ import Glibc
         "Pictures/inner/deep.txt": Array("deep\n".utf8),
     ]
 
-    func makePackage(_ scratch: Scratch, _ name: String = "Report.rtfd") throws {
+    func makePackage(_ scratch: TemporaryFolder, _ name: String = "Report.rtfd") throws {
         for (path, bytes) in Self.files { try scratch.write("inbox/\(name)/\(path)", bytes) }
         try scratch.folder("inbox/\(name)/Empty")
     }
 
-    func request(_ scratch: Scratch, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
+    func request(_ scratch: TemporaryFolder, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
             sourceFolder: inbox.rawValue, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
             containerRoot: scratch.path("containers/com.example.editor").string, mailbox: "Mail", originalName: name,
@@ -37,7 +38,7 @@ import Glibc
     }
 
     /// The package's files as delivered under `name`, or nil if a file differs or is missing.
-    func deliveredWhole(_ scratch: Scratch, _ name: String) -> Bool {
+    func deliveredWhole(_ scratch: TemporaryFolder, _ name: String) -> Bool {
         let base = "\(Self.sandbox)/\(name)"
         return scratch.allFiles(base) == Self.files.keys.sorted()
             && Self.files.allSatisfy { scratch.read("\(base)/\($0.key)") == $0.value }
@@ -46,7 +47,7 @@ import Glibc
     }
 
     @Test func aPackageIsDeliveredWholeThenUnderTheNextName() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -73,7 +74,7 @@ import Glibc
 
     @Test(arguments: [DeliveryBatch.PackageStep.copy, .stage, .place, .commit])
     func aCrashAtAnyStepDeliversThePackageExactlyOnce(step: DeliveryBatch.PackageStep) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -101,7 +102,7 @@ import Glibc
     }
 
     @Test func aCommittedPackageLeftInItsInboxIsRemovedNotDeliveredTwice() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -124,7 +125,7 @@ import Glibc
     }
 
     @Test func linksAndFIFOsInsideAPackageAreSkippedNeverFollowed() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("containers/com.example.editor")
         try makePackage(scratch)
@@ -150,7 +151,7 @@ import Glibc
     }
 
     @Test func aPackageThatCannotBePlacedLeavesItsSourceAndNoTemporary() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try makePackage(scratch)
         // The sandbox's Documents is a link a handler planted: the delivery must not follow it.

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -49,15 +50,10 @@ import Testing
         #expect(debounce.writing(at: at(2_000)) == false, "a second wake-up after the write finds nothing to do")
     }
 
-    func temporaryFolder() throws -> String {
-        var template = Array("/tmp/docroute-metrics-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        return String(cString: made)
-    }
-
     @Test func atomicReplaceWritesReadableContentAndLeavesNoTemporary() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder("metrics")
+        defer { temporary.remove() }
+        let folder = temporary.string
         let path = folder + "/docroute.prom"
         // A temporary left by a crash does not stop the next write.
         try Data("half".utf8).write(to: URL(fileURLWithPath: folder + "/.docroute.prom.tmp"))
@@ -73,8 +69,9 @@ import Testing
     }
 
     @Test func atomicReplaceIntoAMissingFolderSaysWhichFolder() throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder("metrics")
+        defer { temporary.remove() }
+        let folder = temporary.string
         #expect {
             try AtomicFile.replace(FilePath(folder + "/missing/docroute.prom"), with: [])
         } throws: { error in
@@ -98,8 +95,9 @@ import Testing
     }
 
     @Test func writerCoalescesABurstAndStaysIdleAfterwards() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let temporary = try TemporaryFolder("metrics")
+        defer { temporary.remove() }
+        let folder = temporary.string
         let path = folder + "/docroute.prom"
         let value = NIOLockedValueBox(0)
         let writer = MetricsTextfileWriter(path: FilePath(path), interval: .milliseconds(300), logger: Logger(label: "test")) {

@@ -2,6 +2,7 @@ import Foundation
 import SystemPackage
 import Testing
 @testable import DocRouteConfiguration
+import DocRouteTestSupport
 @testable import DocRouteDelivery
 @testable import DocRoutePlatform
 
@@ -12,7 +13,7 @@ import Glibc
 /// The platform layer: system calls on `FileDescriptor` that throw the `Errno` they failed with.
 @Suite struct FileDescriptorSyscallsTests {
     @Test func openingANameThatIsNotThereThrowsNoSuchFile() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let folder = try FileDescriptor.openDirectory(atPath: scratch.root)
         defer { folder.closeIgnoringErrors() }
@@ -28,7 +29,7 @@ import Glibc
     }
 
     @Test func aSymbolicLinkIsNeverFollowed() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("target.pdf", "%PDF-1.7")
         try scratch.folder("target-folder")
@@ -55,7 +56,7 @@ import Glibc
     }
 
     @Test func openBeneathRefusesALinkOnTheWay() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.folder("real/inner")
         try FileManager.default.createSymbolicLink(atPath: scratch.path("linked").string, withDestinationPath: "real")
@@ -73,7 +74,7 @@ import Glibc
     }
 
     @Test func aListingReportsItsErrorInsteadOfLookingEmpty() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("note.txt", "not a folder")
         let folder = try FileDescriptor.openDirectory(atPath: scratch.root)
@@ -84,7 +85,7 @@ import Glibc
     }
 
     @Test func aListingGivesEveryNameAndWhichAreFolders() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("a.pdf", "%PDF")
         try scratch.folder("Mailbox")
@@ -97,14 +98,14 @@ import Glibc
         try folder.open(odd, flags: O_WRONLY | O_CREAT | O_EXCL).closeIgnoringErrors()
 
         let entries = try folder.directoryEntries().sorted { $0.nameBytes.lexicographicallyPrecedes($1.nameBytes) }
-        #expect(entries.map(\.nameBytes) == [Array("Mailbox".utf8), Array("a.pdf".utf8), latin1, Array("link".utf8)])
-        #expect(entries.map(\.isDirectory) == [true, false, false, false])
+        #expect(entries.map { $0.nameBytes } == [Array("Mailbox".utf8), Array("a.pdf".utf8), latin1, Array("link".utf8)])
+        #expect(entries.map { $0.isDirectory } == [true, false, false, false])
         // The caller's descriptor is untouched: listing again gives the same.
         #expect(try folder.directoryNames().count == 4)
     }
 
     @Test func namesAreCreatedRenamedAndRemovedOnlyAsAsked() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let folder = try FileDescriptor.openDirectory(atPath: scratch.root)
         defer { folder.closeIgnoringErrors() }

@@ -3,13 +3,14 @@ import Foundation
 import SystemPackage
 import Testing
 @testable import DocRouteConfiguration
+import DocRouteTestSupport
 @testable import DocRouteDelivery
 @testable import DocRoutePlatform
 
 /// `docroutectl default set` writes defaults.json with the daemon's one atomic writer.
 @Suite struct AdminDefaultsSaveTests {
     @Test func savedDefaultsAreReadBackAndNothingIsLeftBeside() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         // The state directory does not exist yet: saving creates it.
         let store = AdminDefaultsStore(stateDirectory: scratch.path("state").string)

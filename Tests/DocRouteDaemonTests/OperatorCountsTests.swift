@@ -8,6 +8,7 @@
 @testable import DocRoutePlatform
 import DocRouteProtocol
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import Logging
 import Testing
@@ -156,51 +157,5 @@ import Testing
         }
         #expect(entry["committed"] == .integer(2))
         #expect(entry["acknowledged"] == .integer(1))
-    }
-}
-
-/// A strict reader of the Prometheus text format (version 0.0.4) for tests: every sample line
-/// must belong to a family declared by a `# TYPE` line before it.
-enum PrometheusText {
-    struct Malformed: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Samples by `name{labels}` (labels as written), values as numbers.
-    static func parse(_ text: String) throws -> [String: Double] {
-        var families: [String: String] = [:]
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
-            if line.hasPrefix("# TYPE ") {
-                let parts = line.split(separator: " ")
-                guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else {
-                    throw Malformed(description: "bad TYPE line: \(line)")
-                }
-                guard families.updateValue(String(parts[3]), forKey: String(parts[2])) == nil else {
-                    throw Malformed(description: "family declared twice: \(line)")
-                }
-                continue
-            }
-            if line.hasPrefix("#") { continue }
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                throw Malformed(description: "no value: \(line)")
-            }
-            let series = String(line[..<space])
-            let name = String(series.prefix { $0 != "{" })
-            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" }), !name.isEmpty else {
-                throw Malformed(description: "bad metric name: \(line)")
-            }
-            let family = families[name] != nil ? name
-                : ["_bucket", "_sum", "_count"].compactMap { name.hasSuffix($0) ? String(name.dropLast($0.count)) : nil }
-                    .first { families[$0] == "histogram" }
-            guard family != nil else { throw Malformed(description: "sample before its TYPE line: \(line)") }
-            if series.contains("{") {
-                guard series.hasSuffix("}"), series.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\}$"#, options: .regularExpression) != nil else {
-                    throw Malformed(description: "bad labels: \(line)")
-                }
-            }
-            guard samples.updateValue(value, forKey: series) == nil else { throw Malformed(description: "duplicate series: \(line)") }
-        }
-        return samples
     }
 }

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func aFileMovesWithItsReasonAndTakenNamesGetACounter() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let inbox = try TestInbox(scratch.path("inbox"))
         defer { inbox.close() }
@@ -44,9 +45,9 @@ import Testing
     /// /dev/shm is a tmpfs, another file system than /tmp here: the file is copied, synced, then
     /// removed from the inbox.
     @Test func acrossFileSystemsTheFileIsCopiedThenRemoved() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
-        let other = try Scratch(base: "/dev/shm")
+        let other = try TemporaryFolder("test", base: "/dev/shm")
         defer { other.remove() }
         let inbox = try TestInbox(scratch.path("inbox"))
         defer { inbox.close() }
@@ -68,7 +69,7 @@ import Testing
     }
 
     @Test func aSourceReplacedSinceOpeningStaysInTheInbox() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let inbox = try TestInbox(scratch.path("inbox"))
         defer { inbox.close() }

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import Testing
 
@@ -101,7 +102,7 @@ import Testing
 /// Issue 16 item 4: the in-hand marks of the ledger.
 @Suite struct PoisonMarkTests {
     @Test func aMarkLeftByACrashPoisonsAndOneLeftByAKillDoesNot() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         try ledger.markInHand("/drop/Done.rtfd")

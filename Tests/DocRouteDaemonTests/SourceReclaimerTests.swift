@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import Synchronization
 import SystemPackage
@@ -20,7 +21,7 @@ import Glibc
     let mailbox = "Documents/Inbox/Mail"
 
     /// The inode numbers of `names` in `folder`.
-    static func inodes(_ scratch: Scratch, _ folder: String, _ names: [String]? = nil) -> Set<UInt64> {
+    static func inodes(_ scratch: TemporaryFolder, _ folder: String, _ names: [String]? = nil) -> Set<UInt64> {
         Set((names ?? scratch.list(folder)).compactMap { name in
             var status = stat()
             return stat(scratch.path(folder).appending(name).string, &status) == 0 ? UInt64(status.st_ino) : nil
@@ -28,7 +29,7 @@ import Glibc
     }
 
     @Test func deliveredSourcesLeaveTheInboxAtOnceAndAreFreedLater() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -68,7 +69,7 @@ import Glibc
     /// Delivers `inbox/a.pdb` with a reclaimer (opened on `state/`) that notes removals with
     /// `noteRemoved`; the source then waits in the reclaim folder.
     static func oneFileDelivered(
-        in scratch: Scratch, ledger: DeliveryLedger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void
+        in scratch: TemporaryFolder, ledger: DeliveryLedger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void
     ) throws -> SourceReclaimer {
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -84,7 +85,7 @@ import Glibc
     /// Nothing is freed before its note is in the ledger: a note that cannot be written keeps the
     /// sources waiting (a new file reusing a freed inode could otherwise pass for the delivered one).
     @Test func aSourceIsNotFreedBeforeTheLedgerNotesIt() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledgerWorks = Mutex(false)
         let ledger = try Fixtures.ledger(scratch)
@@ -105,7 +106,7 @@ import Glibc
 
     /// A ledger that refuses the note is tried again after a pause, not in a tight loop.
     @Test func aRefusedNoteIsRetriedAfterAPauseNotInALoop() async throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let attempts = Mutex(0)
         let reclaimer = try Self.oneFileDelivered(in: scratch, ledger: try Fixtures.ledger(scratch)) { _ in
@@ -128,7 +129,7 @@ import Glibc
     /// Everything in the folder was delivered (names enter it only after their commit), so a
     /// restart frees what a crash or a stop left there.
     @Test func openingFreesWhatThePreviousRunLeft() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("state/reclaim/0E3F1E63-2D5B-4C46-8C1B-6D0B8E1F0A11", "delivered")
         try scratch.write("state/reclaim/5A1C2B3D-0000-4000-8000-000000000000", "delivered too")
@@ -143,7 +144,7 @@ import Glibc
     }
 
     @Test func withoutAFolderOnTheirFileSystemSourcesAreRemovedAtOnce() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -161,7 +162,7 @@ import Glibc
     /// A copy that meets a full disk frees the sources waiting to be reclaimed, then fits.
     @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
     func aFullDiskFreesWaitingSourcesFirst() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let disk = try scratch.folder("disk")
         guard mount("tmpfs", disk.string, "tmpfs", 0, "size=1m") == 0 else {

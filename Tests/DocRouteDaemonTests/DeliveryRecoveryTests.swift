@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -18,7 +19,7 @@ import Testing
     let count = 20
 
     struct World {
-        let scratch: Scratch
+        let scratch: TemporaryFolder
         let container: FilePath
         var inbox: TestInbox
 
@@ -41,7 +42,7 @@ import Testing
     }
 
     func makeWorld() throws -> World {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
         let world = World(scratch: scratch, container: container, inbox: inbox)

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import Logging
 import Testing
@@ -19,9 +20,8 @@ import Glibc
 @Suite struct PackageTreeDepthTests {
     /// A temporary folder holding `levels` nested folders `a/…/a`, a file at the bottom.
     func deepTree(levels: Int) throws -> (root: String, top: CInt) {
-        var template = Array("/tmp/docroute-deep-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let root = String(cString: made)
+        // Removed by the tests themselves, through PackageTree.remove: that is part of what they check.
+        let root = try TemporaryFolder("deep").string
         #expect(mkdir(root + "/src", 0o755) == 0 && mkdir(root + "/dst", 0o755) == 0)
         var folder = open(root + "/src", O_RDONLY | O_DIRECTORY)
         for _ in 0..<levels {

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import GRDB
 import Synchronization
@@ -22,7 +23,7 @@ import Glibc
 /// sandboxes; the ledger is private whatever the umask.
 @Suite(.serialized) struct LedgerIntegrityTests {
     /// A ledger with `count` committed file deliveries.
-    static func filledLedger(_ scratch: Scratch, count: Int) throws {
+    static func filledLedger(_ scratch: TemporaryFolder, count: Int) throws {
         let ledger = try Fixtures.ledger(scratch)
         var records: [LedgerRecord] = []
         for index in 0..<count {
@@ -43,7 +44,7 @@ import Glibc
     }
 
     @Test func randomBytesInTheMiddlePagesAreRefusedWithTheStepsToRecover() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try Self.filledLedger(scratch, count: 2000)
         let path = scratch.path("state/ledger.sqlite").string
@@ -68,7 +69,7 @@ import Glibc
     }
 
     @Test func aGarbageWriteAheadLogIsRefusedNotIgnored() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try Self.filledLedger(scratch, count: 10)
         var generator = SplitMix(seed: 9)
@@ -82,7 +83,7 @@ import Glibc
     }
 
     @Test func aHealthyLedgerWithItsWriteAheadLogOpens() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let record = try ledger.recordURL(bundleIdentifier: "com.example.todo", url: "todolist://a")
@@ -100,7 +101,7 @@ import Glibc
     /// `rm ledger.sqlite*` (daemon stopped or not): the next start refuses instead of starting
     /// with an empty ledger that forgets what handlers are owed.
     @Test func aRemovedLedgerIsNotReplacedByAnEmptyOne() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try Self.filledLedger(scratch, count: 3)
         for suffix in ["", "-wal", "-shm"] { unlink(scratch.path("state/ledger.sqlite\(suffix)").string) }
@@ -113,7 +114,7 @@ import Glibc
     }
 
     @Test func stateFilesArePrivateWhateverTheUmask() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let previous = umask(0o022)
         defer { umask(previous) }
@@ -137,7 +138,7 @@ import Glibc
     /// Removed while in use: a batch still commits (into the removed file), but its sources stay
     /// in the inbox, and the damage is reported, so the daemon stops before anything is lost.
     @Test func aLedgerRemovedWhileInUseKeepsTheSourcesAndIsReported() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -155,7 +156,7 @@ import Glibc
 
     @Test func theWatchReportsALedgerRemovedOrReplaced() throws {
         for replace in [false, true] {
-            let scratch = try Scratch()
+            let scratch = try TemporaryFolder()
             defer { scratch.remove() }
             let ledger = try Fixtures.ledger(scratch)
             _ = try ledger.recordURL(bundleIdentifier: "com.example.todo", url: "todolist://a")
@@ -184,7 +185,7 @@ import Glibc
     /// acknowledged, the others are owed to their handler (with the same identifiers when the old
     /// rows can be read).
     @Test func recoverLedgerRebuildsFromTheSandboxes() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let containers = try scratch.folder("containers")
         let container = try scratch.folder("containers/com.example.viewer")

@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -20,7 +21,7 @@ import Testing
     }
 
     @Test func pendingIsInCommitOrderAndAcknowledgedIsNeverPendingAgain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let files = ["a", "b", "c"].map { stagedFile($0) }
@@ -54,7 +55,7 @@ import Testing
     }
 
     @Test func stagedDeliveriesAreNeitherPendingNorAcknowledgeable() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let file = stagedFile("a")
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func sequencesNeverRepeatAfterDiscards() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let first = [stagedFile("a"), stagedFile("b")]
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func theLedgerSurvivesReopening() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let url: LedgerRecord
         do {
@@ -100,7 +101,7 @@ import Testing
     }
 
     @Test func statisticsCountPerHandlerAndState() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         let yesterday = Date().addingTimeInterval(-86_400 * 2)
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func mailAttachmentsAreFoundByMessageAndPart() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let ledger = try Fixtures.ledger(scratch)
         var file = stagedFile("att.pdb")
@@ -137,7 +138,7 @@ import Testing
     }
 
     @Test func anUnwritableStateDirectoryIsALedgerError() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         try scratch.write("state", "a file, not a folder")
         #expect {

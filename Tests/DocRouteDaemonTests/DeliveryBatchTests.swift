@@ -7,6 +7,7 @@
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 @testable import DocRouteServer
+import DocRouteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -19,7 +20,7 @@ import Glibc
     let mailbox = "Documents/Inbox/Mail"
 
     @Test func twoHundredSmallFilesArriveWholeInOrderAndLeaveTheInbox() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -68,7 +69,7 @@ import Glibc
         DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .copyFileRange, bufferSize: 1),
     ])
     func everyCopyAndSyncMethodDeliversTheSameBytes(options: DeliveryBatch.Options) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -93,7 +94,7 @@ import Glibc
     /// must still be that of the whole copy, whichever way the bytes went.
     @Test(arguments: [SandboxWriter.CopyMethod.copyFileRange, .default, .readWrite])
     func aLargeFileHashedWhileItIsCopiedHasTheDigestOfItsBytes(method: SandboxWriter.CopyMethod) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -124,7 +125,7 @@ import Glibc
     /// the first removed the source or renamed it aside to be reclaimed.
     @Test(arguments: [false, true])
     func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -158,7 +159,7 @@ import Glibc
     /// A crash between commit and the source's removal left the source in its inbox; the intake
     /// offers it again before any recovery ran: it is removed, not delivered a second time.
     @Test func aSourceDeliveredBeforeIsRemovedNotDeliveredAgain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -193,7 +194,7 @@ import Glibc
     }
 
     @Test func filesAreReadableByTheirHandlerOnly() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -223,7 +224,7 @@ import Glibc
     /// written there, the error says so, and the other handler's file in the batch arrives.
     @Test(arguments: ["Documents", "Documents/Inbox", "Documents/Inbox/Mail"])
     func aSymbolicLinkInTheSandboxIsRefused(replaced: String) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let evil = try scratch.folder("containers/com.example.evil")
         let good = try scratch.folder("containers/com.example.good")
@@ -255,7 +256,7 @@ import Glibc
     }
 
     @Test func takenNamesGetACounterBeforeTheChain() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         try scratch.write("containers/com.example.viewer/\(mailbox)/1abc.pdb", "already there")
@@ -291,7 +292,7 @@ import Glibc
     /// The handler creates a file under the chosen name after the rows were staged and before
     /// the rename: the copy takes the next name, the ledger says so, the handler's file is intact.
     @Test func aNameTakenBetweenNamingAndRenameGetsTheNextCounter() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -316,7 +317,7 @@ import Glibc
     /// The intake has the source open; someone removes its name before delivery. The open
     /// descriptor still holds every byte, so it is delivered whole.
     @Test func aSourceRemovedAfterOpeningIsStillDeliveredWhole() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -339,7 +340,7 @@ import Glibc
     /// to be delivered once the writer closes it.
     @Test(arguments: [-1000, 1000])
     func aSourceChangingDuringTheCopyIsNotDelivered(delta: Int) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -358,7 +359,7 @@ import Glibc
     }
 
     @Test func aFolderIsNotDelivered() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -371,7 +372,7 @@ import Glibc
     }
 
     @Test func aSourceNameThatIsNotUTF8IsDeliveredAndRemoved() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -395,7 +396,7 @@ import Glibc
     }
 
     @Test func mailAnnotationsKeepTheirEntries() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
         let inbox = try TestInbox(scratch.path("inbox"))
@@ -416,7 +417,7 @@ import Glibc
     // Filling a real file system without root is not something a test should do.
     @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
     func aFullDiskFailsOnlyTheFileThatDoesNotFit() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("small")
         guard mount("tmpfs", container.string, "tmpfs", 0, "size=1m") == 0 else {

@@ -1,0 +1,73 @@
+import DocRouteTestSupport
+import Foundation
+import Logging
+import SystemPackage
+@testable import DocRouteConfiguration
+@testable import DocRouteDaemon
+@testable import DocRouteDelivery
+@testable import DocRouteIntake
+@testable import DocRouteLedger
+@testable import DocRouteMaildir
+@testable import DocRouteOperations
+@testable import DocRoutePlatform
+@testable import DocRouteServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An inbox folder whose files are opened the way the intake opens them.
+final class TestInbox {
+    let path: FilePath
+    let directory: FileDescriptor
+    private var opened: [FileDescriptor] = []
+
+    init(_ path: FilePath) throws {
+        self.path = path
+        try FileManager.default.createDirectory(atPath: path.string, withIntermediateDirectories: true)
+        directory = try FileDescriptor.openDirectory(atPath: path)
+    }
+
+    /// Opens `name` with O_NOFOLLOW | O_NONBLOCK and fstat's it, as intake does.
+    func request(
+        _ name: String,
+        container: FilePath,
+        mailbox: String = "Mail",
+        chain: String? = nil,
+        bundle: String = "com.example.viewer",
+        contentType: String = "public.data",
+        annotation: String? = nil
+    ) throws -> DeliveryRequest {
+        try request(component: FilePath.Component(name)!, container: container, mailbox: mailbox,
+                    chain: chain ?? Self.lastExtension(name), bundle: bundle, contentType: contentType, annotation: annotation)
+    }
+
+    func request(
+        component: FilePath.Component,
+        container: FilePath,
+        mailbox: String = "Mail",
+        chain: String,
+        bundle: String = "com.example.viewer",
+        contentType: String = "public.data",
+        annotation: String? = nil
+    ) throws -> DeliveryRequest {
+        let source = try DeliveryError.performing("open", component.string) { try directory.open(component, flags: O_RDONLY | O_NONBLOCK) }
+        opened.append(source)
+        let status = try DeliveryError.performing("inspect", component.string) { try source.status() }
+        return DeliveryRequest(
+            source: source, sourceStatus: status, sourcePath: path.appending(component),
+            sourceDirectory: directory, sourceName: component, containerRoot: container, mailbox: mailbox,
+            extensionChain: chain, contentType: contentType, bundleIdentifier: bundle, annotation: annotation)
+    }
+
+    static func lastExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[dot...])
+    }
+
+    func close() {
+        for descriptor in opened { descriptor.closeIgnoringErrors() }
+        opened.removeAll()
+        directory.closeIgnoringErrors()
+    }
+}
