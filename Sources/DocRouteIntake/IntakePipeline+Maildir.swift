@@ -230,13 +230,8 @@ extension IntakePipeline {
             close(delivery.source.descriptor)
             switch outcome {
             case .committed(let deliveryID, let finalPath, _, _):
-                deliveredCount += 1
                 touched.insert(delivery.bundleIdentifier)
-                logger.info("delivered", metadata: [
-                    "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
-                    "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
-                    "mail-part": "\(delivery.partPath ?? "")",
-                ])
+                recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
             case .alreadyDelivered:
                 break
             case .failed(let error):
@@ -259,7 +254,7 @@ extension IntakePipeline {
                 markRead(message)
             }
         }
-        for bundle in touched.sorted() { await committed?(bundle) }
+        for bundle in touched.sorted() { await onCommitted?(bundle) }
     }
 
     /// Types one attachment, chooses its handler and describes its delivery; nil (logged) when no

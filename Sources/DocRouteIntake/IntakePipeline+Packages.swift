@@ -80,7 +80,7 @@ extension IntakePipeline {
                 "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(handler.bundleIdentifier)",
                 "mailbox": "\(mailbox)", "path": "\(finalPath)", "content-type": "\(classification.contentType)", "package": "true",
             ])
-            await committed?(handler.bundleIdentifier)
+            await onCommitted?(handler.bundleIdentifier)
         case .alreadyDelivered(let deliveryID):
             attempts[arrival] = nil
             logger.info("package delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(path)"])

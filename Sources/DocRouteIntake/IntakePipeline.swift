@@ -23,7 +23,7 @@ package actor IntakePipeline {
     let activity: any IntakeObserver
     var routing: (@Sendable () -> RoutingSnapshot)?
     /// Tells the dispatcher that a handler has new deliveries (set by the daemon at start).
-    var committed: (@Sendable (_ bundleIdentifier: String) async -> Void)?
+    var onCommitted: (@Sendable (_ bundleIdentifier: String) async -> Void)?
     var queue = ArrivalQueue()
     /// Open descriptors of watched folders, by path.
     var folders: [String: Int32] = [:]
@@ -70,7 +70,7 @@ package actor IntakePipeline {
     package func start(routing: @escaping @Sendable () -> RoutingSnapshot,
                committed: @escaping @Sendable (_ bundleIdentifier: String) async -> Void) async {
         self.routing = routing
-        self.committed = committed
+        self.onCommitted = committed
         if configuration.inboxes.contains(where: { $0.kind == .maildir }) {
             do {
                 mailReader = try MaildirMessageReader(stateDirectory: configuration.stateDirectory,
@@ -376,13 +376,9 @@ package actor IntakePipeline {
             close(delivery.source.descriptor)
             switch outcome {
             case .committed(let deliveryID, let finalPath, _, _):
-                deliveredCount += 1
                 attempts[arrivals[index]] = nil
                 touched.insert(delivery.bundleIdentifier)
-                logger.info("delivered", metadata: [
-                    "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
-                    "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
-                ])
+                recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
             case .alreadyDelivered(let deliveryID):
                 attempts[arrivals[index]] = nil
                 logger.info("source delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(delivery.sourcePath)"])
@@ -393,7 +389,18 @@ package actor IntakePipeline {
                 if error.isRetryable { scheduleRetry(arrivals[index]) }
             }
         }
-        for bundle in touched.sorted() { await committed?(bundle) }
+        for bundle in touched.sorted() { await onCommitted?(bundle) }
+    }
+
+    /// Counts and logs one committed delivery (the journal's `delivered` message).
+    func recordCommitted(_ delivery: DocumentDelivery, deliveryID: String, finalPath: String) {
+        deliveredCount += 1
+        var metadata: Logger.Metadata = [
+            "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
+            "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
+        ]
+        if let part = delivery.partPath { metadata["mail-part"] = "\(part)" }
+        logger.info("delivered", metadata: metadata)
     }
 
     func quarantine(_ arrival: ArrivalQueue.Arrival, folder: Int32, mailbox: String, reason: String) async {
@@ -427,7 +434,7 @@ package actor IntakePipeline {
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
         if case .committed = outcome {
             countOpened()
-            await committed?(delivery.bundleIdentifier)
+            await onCommitted?(delivery.bundleIdentifier)
         }
         return outcome
     }
