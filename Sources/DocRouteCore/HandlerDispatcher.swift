@@ -40,6 +40,12 @@ public actor HandlerDispatcher {
     var acknowledgementWriter: Task<Void, Never>?
     /// Called when a document is committed for a handler that no connection is subscribed as.
     let onUnsubscribedDelivery: @Sendable (String) -> Void
+    /// Whether the debug log gets the dispatch and acknowledgement step timings (for
+    /// `bench/step-profile.py`); decided once, so that no acknowledgement reads the clock otherwise.
+    let profiling: Bool
+    /// Time spent taking in acknowledgements (bookkeeping, not the pump they trigger) since the
+    /// acknowledgement writer last logged, and how many; only while ``profiling``.
+    var acknowledgementIntake: (count: Int, duration: Duration) = (0, .zero)
 
     public init(store: any DeliveryStore, window: Int, activity: DaemonActivity? = nil, logger: Logger,
                 onUnsubscribedDelivery: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -48,6 +54,7 @@ public actor HandlerDispatcher {
         self.window = max(1, window)
         self.logger = logger
         self.onUnsubscribedDelivery = onUnsubscribedDelivery
+        profiling = logger.logLevel <= .debug
     }
 
     /// Whether a live connection is subscribed as the handler.
@@ -113,6 +120,7 @@ public actor HandlerDispatcher {
 
     /// An `ack` from `connection`. Only deliveries sent on that connection can be acknowledged.
     public func acknowledge(deliveryID: String, handled: Bool, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
+        let started = profiling ? ContinuousClock.now : nil
         guard let (key, subscription) = subscriptions.first(where: { $0.value.connection == connection }),
               subscription.inFlight[deliveryID] != nil
         else {
@@ -123,6 +131,10 @@ public actor HandlerDispatcher {
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
         if acknowledgementWriter == nil {
             acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
+        if let started {
+            acknowledgementIntake.count += 1
+            acknowledgementIntake.duration += ContinuousClock.now - started
         }
         await pump(key, bundleIdentifier: subscription.bundleIdentifier)
         return nil
@@ -148,13 +160,25 @@ public actor HandlerDispatcher {
         while !pendingAcknowledgements.isEmpty {
             let batch = pendingAcknowledgements
             pendingAcknowledgements.removeAll(keepingCapacity: true)
+            let started = profiling ? ContinuousClock.now : nil
             do {
                 try await store.acknowledge(batch)
             } catch {
                 logger.error("acknowledgements could not be recorded; the documents will be sent again: \(error)")
             }
+            if let started {
+                // The step `ack`: taking them in, then writing them to the ledger (in the background).
+                let intake = acknowledgementIntake
+                acknowledgementIntake = (0, .zero)
+                logger.debug("acknowledgements written", metadata: [
+                    "acknowledgements": "\(batch.count)",
+                    "steps": "ack=\(Self.microseconds(intake.duration + (ContinuousClock.now - started)))us",
+                ])
+            }
         }
     }
+
+    static func microseconds(_ duration: Duration) -> Int { Int(duration / .microseconds(1)) }
 
     /// Free slots that make a ledger read worth it while events are still in flight.
     var refillSize: Int { max(1, window / 4) }
@@ -173,6 +197,7 @@ public actor HandlerDispatcher {
             subscriptions[key] = current
             let room = window - current.inFlight.count
             guard room > 0, room >= refillSize || current.inFlight.isEmpty else { return }
+            let started = profiling ? ContinuousClock.now : nil
             let owed: [OwedDelivery]
             do {
                 owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)
@@ -189,6 +214,13 @@ public actor HandlerDispatcher {
                 latest.inFlight[delivery.event.deliveryID] = delivery.sequence
             }
             subscriptions[key] = latest
+            if let started, !owed.isEmpty {
+                // The step `dispatch`: the ledger read of what is owed, then the `openURL` lines.
+                logger.debug("events sent", metadata: [
+                    "bundle-id": "\(bundleIdentifier)", "events": "\(owed.count)",
+                    "steps": "dispatch=\(Self.microseconds(ContinuousClock.now - started))us",
+                ])
+            }
             if owed.count < room && !latest.repump { return }
         }
     }

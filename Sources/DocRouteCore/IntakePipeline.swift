@@ -267,7 +267,7 @@ actor IntakePipeline {
     }
 
     /// Takes a batch of arrivals to the backend: returns once its files are handed over, before
-    /// they are committed (``finish(_:deliveries:arrivals:outcomes:started:)`` runs then).
+    /// they are committed (``finish(_:deliveries:arrivals:outcomes:started:opening:)`` runs then).
     func process(_ batch: [ArrivalQueue.Arrival]) async {
         await takeBatchSlot()
         var handedOver = false
@@ -286,6 +286,9 @@ actor IntakePipeline {
         }
         var deliveries: [DocumentDelivery] = []
         var arrivals: [ArrivalQueue.Arrival] = []
+        // The step `open` of the debug log's step timings (opening, typing, choosing the handler),
+        // read once per batch.
+        let openingStarted = ContinuousClock.now
         for arrival in batch where arrival.folder.role == .drop {
             guard !InboxNames.isInProgress(arrival.name), let folderFD = folders[arrival.folder.path] else { continue }
             let inbox = configuration.inboxes[arrival.folder.inbox]
@@ -336,22 +339,26 @@ actor IntakePipeline {
         }
         guard !deliveries.isEmpty else { return }
         let started = ContinuousClock.now
+        let opening = started - openingStarted
         let ticket = backend.submit(deliveries)
         handedOver = true
         Task {
             let outcomes = await ticket.outcomes
-            await finish(batch, deliveries: deliveries, arrivals: arrivals, outcomes: outcomes, started: started)
+            await finish(batch, deliveries: deliveries, arrivals: arrivals, outcomes: outcomes, started: started, opening: opening)
         }
     }
 
     /// A file batch is committed (or failed): counts, logs, retries, and handlers told.
     func finish(_ batch: [ArrivalQueue.Arrival], deliveries: [DocumentDelivery], arrivals: [ArrivalQueue.Arrival],
-                outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant) async {
+                outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant, opening: Duration = .zero) async {
         releaseBatchSlot()
         if backlogLeftInInboxes && batchesInFlight == 0 { wakeContinuation.yield() }
         defer { settle(batch) }
         activity.delivered(deliveries, outcomes, arrivals: arrivals)
-        logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
+        logger.debug("batch delivered", metadata: [
+            "files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)",
+            "steps": "open=\(Int(opening / .microseconds(1)))us",
+        ])
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
