@@ -212,6 +212,13 @@ public enum SystemCall {
         }
     }
 
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`: starts the write-back of `count` bytes from
+    /// `offset` and returns without waiting. Only a hint (an error shows again at the `fsync` or
+    /// `syncfs` that makes the data durable), so it reports nothing.
+    static func startWriteback(_ descriptor: FileDescriptor, from offset: Int64, count: Int64) {
+        while docroute_start_writeback(descriptor.rawValue, offset, count) == -1 && errno == EINTR {}
+    }
+
     /// `fsync(2)`: data and metadata, including a folder's entries.
     public static func fsync(_ descriptor: FileDescriptor, describing: @autoclosure () -> String) throws {
         _ = try check("sync", describing()) { Glibc.fsync(descriptor.rawValue) }
