@@ -27,7 +27,7 @@ extension DocRouteBench {
         var rounds = 1
         @Flag(help: "Leave the inotifywait script out of the bursts (at 100,000 files it takes many minutes).")
         var skipScript = false
-        @Option(help: "One file of this many MiB against cp and fsync (default 1,024; quick: 8; 0 skips).")
+        @Option(name: .customLong("large-mib"), help: "One file of this many MiB against cp and fsync (default 1,024; quick: 8; 0 skips).")
         var largeMiB: Int?
         @Option(help: "Alternating pairs for the large file; the ratio is the median of the pairs' (default 3; quick: 1).")
         var largePairs: Int?

@@ -9,7 +9,7 @@ extension DocRouteBench {
         static let configuration = CommandConfiguration(abstract: "A burst of small files into one inbox, against a plain durable copy loop; one large file against cp.")
         @Option var files = 10_000
         @Flag var quick = false
-        @Option(help: "Size of the large file in MiB (0 skips it).") var largeMiB = 1024
+        @Option(name: .customLong("large-mib"), help: "Size of the large file in MiB (0 skips it).") var largeMiB = 1024
         @Flag(help: "Leave out the 30 s idle measurement.") var skipIdle = false
 
         func run() throws {
