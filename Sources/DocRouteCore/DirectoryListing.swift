@@ -12,14 +12,22 @@ public struct DirectoryListing: Sendable {
 
     /// Lists `directory` (a descriptor; it stays open and owned by the caller). `.` and `..` are left out.
     public static func entries(of directory: Int32) -> [Entry] {
+        var result: [Entry] = []
+        forEachEntry(of: directory) { result.append($0); return true }
+        return result
+    }
+
+    /// Hands each entry of `directory` to `body` as it is read, until `body` returns false: a
+    /// folder of 100,000 files is never held in memory as a whole (a listing of them all took
+    /// about 8 MiB).
+    public static func forEachEntry(of directory: Int32, _ body: (Entry) -> Bool) {
         let copy = dup(directory)
         guard copy >= 0, let stream = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
-            return []
+            return
         }
         defer { closedir(stream) }
         rewinddir(stream)
-        var result: [Entry] = []
         while let entry = readdir(stream) {
             var name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
                 Array(raw.prefix { $0 != 0 })
@@ -39,9 +47,8 @@ public struct DirectoryListing: Sendable {
                 }
                 isDirectory = ok && (info.st_mode & S_IFMT) == S_IFDIR
             }
-            result.append(Entry(name: name, isDirectory: isDirectory))
+            guard body(Entry(name: name, isDirectory: isDirectory)) else { return }
             name = []
         }
-        return result
     }
 }

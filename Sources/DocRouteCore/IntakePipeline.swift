@@ -108,6 +108,10 @@ actor IntakePipeline {
         }
     }
 
+    /// The queue holds `max_queued_files` and turned an arrival away: a listing stops there (what
+    /// it did not read waits in its folder for the listing made once the queue drains).
+    var queueIsFull: Bool { backlogLeftInInboxes && queue.count >= configuration.maxQueuedFiles }
+
     func enqueue(_ arrival: ArrivalQueue.Arrival) {
         guard queue.count < configuration.maxQueuedFiles else {
             backlogLeftInInboxes = true
@@ -195,13 +199,14 @@ actor IntakePipeline {
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
         guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
         var found = 0
-        for entry in DirectoryListing.entries(of: fd) {
+        DirectoryListing.forEachEntry(of: fd) { entry in
             if entry.isDirectory {
                 addMailbox(inbox: index, name: entry.name)
             } else if !InboxNames.isInProgress(entry.name) {
                 enqueue(.init(folder: root, name: entry.name))
                 found += 1
             }
+            return !queueIsFull
         }
         if found > 0 { logger.info("scan found waiting files", metadata: ["path": "\(inbox.path)", "count": "\(found)"]) }
     }
@@ -232,12 +237,14 @@ actor IntakePipeline {
     /// file landing in between is seen either way.
     func queueEntries(of folder: WatchedFolder) {
         guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
-        for entry in DirectoryListing.entries(of: fd) where !InboxNames.isInProgress(entry.name) {
+        DirectoryListing.forEachEntry(of: fd) { entry in
+            guard !InboxNames.isInProgress(entry.name) else { return true }
             if entry.isDirectory && !isPackageFolder(entry.name) {
                 nestedFolderAppeared(in: folder, name: entry.name)
             } else {
                 enqueue(.init(folder: folder, name: entry.name))
             }
+            return !queueIsFull
         }
     }
 
