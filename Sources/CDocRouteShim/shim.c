@@ -54,6 +54,10 @@ int docroute_syncfs(int fd) {
     return syncfs(fd);
 }
 
+int docroute_start_writeback(int fd, int64_t offset, int64_t count) {
+    return sync_file_range(fd, (off_t)offset, (off_t)count, SYNC_FILE_RANGE_WRITE);
+}
+
 int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode) {
 #if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
     struct open_how how = {

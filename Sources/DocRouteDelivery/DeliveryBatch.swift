@@ -329,7 +329,9 @@ package final class DeliveryBatch: Sendable {
     private func syncData(_ items: inout [Item]) {
         guard options.dataSync == .fileSystem else { return }
         var synced: [UInt64: DeliveryError?] = [:]
-        for index in items.indices where items[index].isAlive {
+        // A large copy synced itself (SandboxWriter.syncsByItself(size:)): a batch of nothing else
+        // makes no `syncfs`.
+        for index in items.indices where items[index].isAlive && items[index].temporary?.isSynced != true {
             guard let folder = items[index].folder else { continue }
             let device = folder.status.device
             if synced[device] == nil {

@@ -101,6 +101,9 @@ package struct SandboxWriter: Sendable {
         package var device: UInt64
         /// The copy's inode.
         package var inode: UInt64
+        /// Already durable, data and metadata (a large copy is synced by itself, see
+        /// ``SandboxWriter/syncsByItself(size:)``): the batch's `syncfs` need not wait for it.
+        var isSynced = false
     }
 
     /// Names of temporaries start with this and end with ``temporarySuffix``; a sanitised final
@@ -283,9 +286,17 @@ package struct SandboxWriter: Sendable {
                 )
             }
             try handOver(destination, owner: owner, describing: destinationPath)
-            if syncData { try DeliveryError.performing("sync data of", destinationPath, { try destination.syncData() }) }
+            let syncsByItself = syncsByItself(size: expected.size)
+            if syncsByItself {
+                // Its write-back started while it was copied: this waits for the tail, and its
+                // mode and owner, never for what other programs left dirty on the file system.
+                try DeliveryError.performing("sync", destinationPath) { try destination.sync() }
+            } else if syncData {
+                try DeliveryError.performing("sync data of", destinationPath) { try destination.syncData() }
+            }
             let copy = try DeliveryError.performing("inspect", destinationPath) { try destination.status() }
-            return TemporaryFile(name: name, size: expected.size, sha256: digest, device: copy.device, inode: copy.inode)
+            return TemporaryFile(name: name, size: expected.size, sha256: digest, device: copy.device, inode: copy.inode,
+                                 isSynced: syncsByItself)
         } catch {
             removeTemporary(name, in: folder)
             throw error
@@ -407,7 +418,12 @@ package struct SandboxWriter: Sendable {
                     return try copyReadingAndWriting(from: source, size: size, describing: sourcePath, to: destination, describing: destinationPath, buffer: buffer)
                 }
                 if count == 0 { throw Self.truncated(sourcePath, expected: size, found: offset) }
-                follower?.copied(upTo: offset)
+                if let follower {
+                    follower.copied(upTo: offset)
+                    // The disk writes this step while the kernel copies the next and the follower
+                    // hashes: `cp` then `fsync` writes everything only at the end.
+                    destination.startWriteback(from: offset - Int64(count), count: Int64(count))
+                }
             }
         } catch {
             _ = try? follower?.digest()
@@ -431,8 +447,18 @@ package struct SandboxWriter: Sendable {
     }
 
     /// From this size on, the file is hashed by a second thread while it is copied (a 1 GiB file
-    /// read back and hashed after its copy went at 0.58 of `cp`'s speed).
+    /// read back and hashed after its copy went at 0.58 of `cp`'s speed), its write-back started
+    /// step by step as it is copied, and it is synced by itself (``syncsByItself(size:)``).
     static let followingHashThreshold: Int64 = 16 << 20
+
+    /// Whether a copy of `size` bytes is made durable by its own `fsync` as soon as it is complete,
+    /// rather than by the batch's `syncfs`: a large copy, whose write-back started while it was
+    /// copied. A `syncfs` would also wait for everything other programs left dirty on the file
+    /// system (on a shared machine, gigabytes), which a 4 KiB file shares among 256 but a 1 GiB
+    /// file pays alone.
+    func syncsByItself(size: Int64) -> Bool {
+        copyMethod.usesKernelCopy(size: size) && size >= Self.followingHashThreshold
+    }
     /// How much the kernel copies between two reports to the hashing thread.
     static let followingHashStep: Int64 = 8 << 20
 

@@ -101,9 +101,12 @@ extension IntakePipeline {
         }
         guard let fd = folders[newPath] ?? openFolder(newPath) else { return }
         var found = 0
-        for entry in listing(of: fd, path: newPath) where !entry.isDirectory && MaildirMessageName.isMessage(entry.nameBytes) {
-            enqueue(.init(folder: folder, name: entry.nameBytes))
-            found += 1
+        forEachListed(of: fd, path: newPath) { entry in
+            if !entry.isDirectory && MaildirMessageName.isMessage(entry.nameBytes) {
+                enqueue(.init(folder: folder, name: entry.nameBytes))
+                found += 1
+            }
+            return !queueIsFull
         }
         if found > 0 { logger.info("scan found waiting messages", metadata: ["path": "\(newPath)", "count": "\(found)"]) }
     }

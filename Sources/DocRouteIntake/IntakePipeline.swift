@@ -118,6 +118,10 @@ package actor IntakePipeline {
         }
     }
 
+    /// The queue holds `max_queued_files` and turned an arrival away: a listing stops there (what
+    /// it did not read waits in its folder for the listing made once the queue drains).
+    var queueIsFull: Bool { backlogLeftInInboxes && queue.count >= configuration.maxQueuedFiles }
+
     func enqueue(_ arrival: ArrivalQueue.Arrival) {
         guard queue.count < configuration.maxQueuedFiles else {
             backlogLeftInInboxes = true
@@ -202,7 +206,7 @@ package actor IntakePipeline {
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
         guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
         var found = 0
-        for entry in listing(of: fd, path: inbox.path) {
+        forEachListed(of: fd, path: inbox.path) { entry in
             let name = entry.nameBytes
             if entry.isDirectory {
                 addMailbox(inbox: index, name: name)
@@ -210,6 +214,7 @@ package actor IntakePipeline {
                 enqueue(.init(folder: root, name: name))
                 found += 1
             }
+            return !queueIsFull
         }
         if found > 0 { logger.info("scan found waiting files", metadata: ["path": "\(inbox.path)", "count": "\(found)"]) }
     }
@@ -240,26 +245,28 @@ package actor IntakePipeline {
     /// file landing in between is seen either way.
     func queueEntries(of folder: WatchedFolder) {
         guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
-        for entry in listing(of: fd, path: folder.path) {
+        forEachListed(of: fd, path: folder.path) { entry in
             let name = entry.nameBytes
-            guard !InboxNames.isInProgress(name) else { continue }
+            guard !InboxNames.isInProgress(name) else { return true }
             if entry.isDirectory && !isPackageFolder(name) {
                 nestedFolderAppeared(in: folder, name: name)
             } else {
                 enqueue(.init(folder: folder, name: name))
             }
+            return !queueIsFull
         }
     }
 
-    /// The entries of a watched folder. A folder that cannot be read is logged and taken as
-    /// empty for this scan: its watch stays, so the next file arriving there is seen, and the
-    /// next start scans it again.
-    func listing(of fd: Int32, path: String) -> [DirectoryEntry] {
+    /// Hands the entries of a watched folder to `body` as they are read, until it returns false (a
+    /// full queue: the rest wait in the folder, listed again once the queue drains; a folder of
+    /// 100,000 files is never held in memory whole). A folder that cannot be read is logged and
+    /// taken as empty for this scan: its watch stays, so the next file arriving there is seen, and
+    /// the next start scans it again.
+    func forEachListed(of fd: Int32, path: String, _ body: (DirectoryEntry) -> Bool) {
         do {
-            return try FileDescriptor(rawValue: fd).directoryEntries()
+            try FileDescriptor(rawValue: fd).forEachDirectoryEntry(body)
         } catch {
             logger.error("folder cannot be listed; files already waiting there are taken at the next start: \(error)", metadata: ["path": "\(path)"])
-            return []
         }
     }
 
@@ -290,7 +297,7 @@ package actor IntakePipeline {
     }
 
     /// Takes a batch of arrivals to the backend: returns once its files are handed over, before
-    /// they are committed (``finish(_:deliveries:arrivals:outcomes:started:)`` runs then).
+    /// they are committed (``finish(_:deliveries:arrivals:outcomes:started:opening:)`` runs then).
     func process(_ batch: [ArrivalQueue.Arrival]) async {
         await takeBatchSlot()
         var handedOver = false
@@ -309,6 +316,9 @@ package actor IntakePipeline {
         }
         var deliveries: [DocumentDelivery] = []
         var arrivals: [ArrivalQueue.Arrival] = []
+        // The step `open` of the debug log's step timings (opening, typing, choosing the handler),
+        // read once per batch.
+        let openingStarted = ContinuousClock.now
         for arrival in batch where arrival.folder.role == .drop {
             guard !InboxNames.isInProgress(arrival.name), let folderFD = folders[arrival.folder.path] else { continue }
             let inbox = configuration.inboxes[arrival.folder.inbox]
@@ -354,22 +364,26 @@ package actor IntakePipeline {
         }
         guard !deliveries.isEmpty else { return }
         let started = ContinuousClock.now
+        let opening = started - openingStarted
         let ticket = backend.submit(deliveries)
         handedOver = true
         Task {
             let outcomes = await ticket.outcomes
-            await finish(batch, deliveries: deliveries, arrivals: arrivals, outcomes: outcomes, started: started)
+            await finish(batch, deliveries: deliveries, arrivals: arrivals, outcomes: outcomes, started: started, opening: opening)
         }
     }
 
     /// A file batch is committed (or failed): counts, logs, retries, and handlers told.
     func finish(_ batch: [ArrivalQueue.Arrival], deliveries: [DocumentDelivery], arrivals: [ArrivalQueue.Arrival],
-                outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant) async {
+                outcomes: [DocumentDeliveryOutcome], started: ContinuousClock.Instant, opening: Duration = .zero) async {
         releaseBatchSlot()
         if backlogLeftInInboxes && batchesInFlight == 0 { wakeContinuation.yield() }
         defer { settle(batch) }
         activity.delivered(deliveries, outcomes, arrivals: arrivals)
-        logger.debug("batch delivered", metadata: ["files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)"])
+        logger.debug("batch delivered", metadata: [
+            "files": "\(deliveries.count)", "duration": "\(ContinuousClock.now - started)",
+            "steps": "open=\(Int(opening / .microseconds(1)))us",
+        ])
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]

@@ -179,6 +179,13 @@ extension FileDescriptor {
         _ = try Errno.retryingOnInterrupt { Glibc.fsync(self.rawValue) }
     }
 
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`: starts the write-back of `count` bytes from
+    /// `offset` and returns without waiting. Only a hint (an error shows again at the `fsync` or
+    /// `syncfs` that makes the data durable), so it reports nothing.
+    package func startWriteback(from offset: Int64, count: Int64) {
+        _ = try? Errno.retryingOnInterrupt { docroute_start_writeback(self.rawValue, offset, count) }
+    }
+
     /// `fdatasync(2)`: the data and what is needed to read it back.
     package func syncData() throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fdatasync(self.rawValue) }

@@ -44,6 +44,12 @@ package actor HandlerDispatcher {
     var acknowledgementWriter: Task<Void, Never>?
     /// Called when a document is committed for a handler that no connection is subscribed as.
     let onUnsubscribedDelivery: @Sendable (String) -> Void
+    /// Whether the debug log gets the dispatch and acknowledgement step timings (for
+    /// `bench/step-profile.py`); decided once, so that no acknowledgement reads the clock otherwise.
+    let profiling: Bool
+    /// Time spent taking in acknowledgements (bookkeeping, not the pump they trigger) since the
+    /// acknowledgement writer last logged, and how many; only while ``profiling``.
+    var acknowledgementIntake: (count: Int, duration: Duration) = (0, .zero)
 
     package init(store: any DeliveryStore, window: Int, activity: (any DispatchObserver)? = nil, logger: Logger,
                 onUnsubscribedDelivery: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -52,6 +58,7 @@ package actor HandlerDispatcher {
         self.window = max(1, window)
         self.logger = logger
         self.onUnsubscribedDelivery = onUnsubscribedDelivery
+        profiling = logger.logLevel <= .debug
     }
 
     /// Whether a live connection is subscribed as the handler.
@@ -117,6 +124,7 @@ package actor HandlerDispatcher {
 
     /// An `ack` from `connection`. Only deliveries sent on that connection can be acknowledged.
     package func acknowledge(deliveryID: String, handled: Bool, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
+        let started = profiling ? ContinuousClock.now : nil
         guard let (key, subscription) = subscriptions.first(where: { $0.value.connection == connection }),
               subscription.inFlight[deliveryID] != nil
         else {
@@ -127,6 +135,10 @@ package actor HandlerDispatcher {
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
         if acknowledgementWriter == nil {
             acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
+        if let started {
+            acknowledgementIntake.count += 1
+            acknowledgementIntake.duration += ContinuousClock.now - started
         }
         await pump(key, bundleIdentifier: subscription.bundleIdentifier)
         return nil
@@ -152,13 +164,25 @@ package actor HandlerDispatcher {
         while !pendingAcknowledgements.isEmpty {
             let batch = pendingAcknowledgements
             pendingAcknowledgements.removeAll(keepingCapacity: true)
+            let started = profiling ? ContinuousClock.now : nil
             do {
                 try await store.acknowledge(batch)
             } catch {
                 logger.error("acknowledgements could not be recorded; the documents will be sent again: \(error)")
             }
+            if let started {
+                // The step `ack`: taking them in, then writing them to the ledger (in the background).
+                let intake = acknowledgementIntake
+                acknowledgementIntake = (0, .zero)
+                logger.debug("acknowledgements written", metadata: [
+                    "acknowledgements": "\(batch.count)",
+                    "steps": "ack=\(Self.microseconds(intake.duration + (ContinuousClock.now - started)))us",
+                ])
+            }
         }
     }
+
+    static func microseconds(_ duration: Duration) -> Int { Int(duration / .microseconds(1)) }
 
     /// Free slots that make a ledger read worth it while events are still in flight.
     var refillSize: Int { max(1, window / 4) }
@@ -179,6 +203,7 @@ package actor HandlerDispatcher {
             // Without `caughtUp`, a window filled one commit at a time could stop one short of full
             // for as long as the handler does not acknowledge.
             guard room > 0, room >= refillSize || current.inFlight.isEmpty || current.caughtUp else { return }
+            let started = profiling ? ContinuousClock.now : nil
             let owed: [OwedDelivery]
             do {
                 owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)
@@ -196,6 +221,13 @@ package actor HandlerDispatcher {
             }
             latest.caughtUp = owed.count < room
             subscriptions[key] = latest
+            if let started, !owed.isEmpty {
+                // The step `dispatch`: the ledger read of what is owed, then the `openURL` lines.
+                logger.debug("events sent", metadata: [
+                    "bundle-id": "\(bundleIdentifier)", "events": "\(owed.count)",
+                    "steps": "dispatch=\(Self.microseconds(ContinuousClock.now - started))us",
+                ])
+            }
             if owed.count < room && !latest.repump { return }
         }
     }

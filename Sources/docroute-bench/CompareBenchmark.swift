@@ -14,7 +14,7 @@ extension DocRouteBench {
                 the script: until its last line reached the socket, or nothing moved for 5 s), steady latency \
                 from rename to openURL, a backlog waiting at start, idle cost. Progress goes to standard error.
                 """)
-        @Option(name: .customLong("files"), help: "Files per burst; repeat for several bursts (default 10,000 and 100,000; quick: 1,000).")
+        @Option(name: .customLong("files"), help: "Files per burst; repeat for several bursts (default 10,000 and 100,000; quick: 1,000; 0: none).")
         var bursts: [Int] = []
         @Option(help: "Steady rates in files per second; repeat (default 200 and 1,000).") var rate: [Int] = []
         @Option(help: "Seconds at each steady rate (default 30; quick: 3).") var latencySeconds: Int?
@@ -25,6 +25,14 @@ extension DocRouteBench {
         var durableLoop = repositoryRoot + "/bench/baseline/durable-loop.py"
         @Option(help: "Rounds of each burst; each figure is the median (default 1; the README's figures use 3).")
         var rounds = 1
+        @Flag(help: "Leave the inotifywait script out of the bursts (at 100,000 files it takes many minutes).")
+        var skipScript = false
+        @Option(name: .customLong("large-mib"), help: "One file of this many MiB against cp and fsync (default 1,024; quick: 8; 0 skips).")
+        var largeMiB: Int?
+        @Option(help: "Alternating pairs for the large file; the ratio is the median of the pairs' (default 3; quick: 1).")
+        var largePairs: Int?
+        @Option(help: "Seconds of sync and rest before each large-file measurement (default 8; quick: 1).")
+        var largeSettle: UInt32?
         @Flag(help: "Short runs (for the smoke test in the suite).") var quick = false
         @Flag(help: "Write the figures as JSON on standard output (the table goes to standard error).") var json = false
 
@@ -42,23 +50,32 @@ extension DocRouteBench {
             var comparison = Comparison(machine: .init(
                 cores: ProcessInfo.processInfo.activeProcessorCount, loadAverageAtStart: Self.loadAverage, quick: quick,
                 startedAt: ISO8601DateFormatter().string(from: Date())))
-            let sizes = bursts.isEmpty ? (quick ? [1_000] : [10_000, 100_000]) : bursts
+            // `--files 0` leaves the bursts out (to measure the large file or the latency alone).
+            let sizes = bursts.isEmpty ? (quick ? [1_000] : [10_000, 100_000]) : bursts.filter { $0 > 0 }
             for files in sizes {
                 var docroute: [Comparison.BurstSide] = []
                 var baseline: [Comparison.BurstSide] = []
+                // Written for the load of the moment: the burst's figures come with it.
+                progress("burst of \(files): load \(Self.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: " "))")
                 var diskLine: [Double] = []
                 var durable: [Double] = []
                 for round in 1...max(1, rounds) {
                     if rounds > 1 { progress("burst of \(files): round \(round) of \(rounds)") }
                     docroute.append(try docrouteBurst(files: files))
-                    baseline.append(try baselineBurst(files: files))
+                    if !skipScript { baseline.append(try baselineBurst(files: files)) }
                     diskLine.append(try diskLineBurst(files: files))
                     durable.append(try durableLoopBurst(files: files))
                 }
-                let d = Self.median(docroute), b = Self.median(baseline)
+                let d = Self.median(docroute), b = baseline.isEmpty ? nil : Self.median(baseline)
                 comparison.bursts.append(.init(files: files, docroute: d, baseline: b,
-                                               ratio: b.filesPerSecond > 0 ? d.filesPerSecond / b.filesPerSecond : nil,
+                                               ratio: b.flatMap { $0.filesPerSecond > 0 ? d.filesPerSecond / $0.filesPerSecond : nil },
                                                diskLine: Self.median(diskLine), durableLoop: Self.median(durable), rounds: max(1, rounds)))
+            }
+            let mebibytes = largeMiB ?? (quick ? 8 : 1024)
+            if mebibytes > 0 {
+                progress("large file of \(mebibytes) MiB: load \(Self.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: " "))")
+                comparison.large = try LargeFileComparison(mebibytes: mebibytes, pairs: largePairs ?? (quick ? 1 : 3),
+                                                           settleSeconds: largeSettle ?? (quick ? 1 : 8)).measure()
             }
             let duration = latencySeconds ?? (quick ? 3 : 30)
             for perSecond in rate.isEmpty ? [200, 1_000] : rate where duration > 0 {
@@ -98,6 +115,7 @@ extension DocRouteBench {
             let names = try daemon.stageFiles(files, size: 4096)
             daemon.syncStaged()
             progress("burst of \(files) for docroute: renaming into the inbox")
+            let memory = MemorySampler(pid: daemon.process.processIdentifier)
             let start = DispatchTime.now().uptimeNanoseconds
             let dropper = DispatchGroup()
             dropper.enter()
@@ -107,12 +125,13 @@ extension DocRouteBench {
             }.start()
             subscriber.take(until: files, stall: 30) { progress("burst of \(files) for docroute: \($0) acknowledged") }
             dropper.wait()
+            let peakMemory = memory.stop()
             let delivered = subscriber.presentIn(daemon.sandbox, size: 4096)
             let seconds = subscriber.lastAt > start ? Double(subscriber.lastAt - start) / 1e9 : 0
             return .init(dropped: files, notified: subscriber.names.count, delivered: delivered, lost: files - delivered,
                          seconds: seconds, filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0,
                          settled: true,
-                         peakResidentMiB: daemon.peakResidentMiB)
+                         peakResidentMiB: daemon.peakResidentMiB, peakMemory: peakMemory)
         }
 
         /// The side whose rate is the median (its lost count and memory are the worst of the rounds).
@@ -120,6 +139,7 @@ extension DocRouteBench {
             var middle = sides.sorted { $0.filesPerSecond < $1.filesPerSecond }[sides.count / 2]
             middle.lost = sides.map(\.lost).max() ?? middle.lost
             middle.peakResidentMiB = sides.compactMap(\.peakResidentMiB).max()
+            middle.peakMemory = sides.compactMap(\.peakMemory).max { $0.residentMiB < $1.residentMiB }
             return middle
         }
 

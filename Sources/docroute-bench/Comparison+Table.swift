@@ -8,7 +8,7 @@ extension Comparison {
             let d = burst.docroute
             let b = burst.baseline
             rows.append(["burst \(Self.count(burst.files)) × 4 KiB: files/s" + (burst.rounds > 1 ? " (median of \(burst.rounds))" : ""),
-                         Self.count(d.filesPerSecond), Self.count(b.filesPerSecond),
+                         Self.count(d.filesPerSecond), b.map { Self.count($0.filesPerSecond) } ?? "(not run)",
                          burst.ratio.map { String(format: "%.1f×", $0) } ?? "–", "≥ 20×"])
             if let line = burst.diskLine {
                 rows.append(["  the disk's line (copy, syncfs/256, rename): files/s", "", Self.count(line),
@@ -19,15 +19,26 @@ extension Comparison {
                              burst.ofDurableLoop.map { String(format: "%.2f×", $0) } ?? "–", "≥ 1.5×"])
             }
             rows.append(["  seconds to the last notification", Self.decimal(d.seconds) + (d.settled ? "" : " (cut)"),
-                         Self.decimal(b.seconds) + (b.settled ? "" : " (cut)"), "", ""])
+                         b.map { Self.decimal($0.seconds) + ($0.settled ? "" : " (cut)") } ?? "", "", ""])
             rows.append(["  delivered / notified", "\(Self.count(d.delivered)) / \(Self.count(d.notified))",
-                         "\(Self.count(b.delivered)) / \(Self.count(b.notified))", "", ""])
+                         b.map { "\(Self.count($0.delivered)) / \(Self.count($0.notified))" } ?? "", "", ""])
             // A wait cut by its limit leaves files that may still have been on their way.
             func lost(_ side: BurstSide) -> String { Self.count(side.lost) + (side.settled ? "" : " (or still queued)") }
-            rows.append(["  lost", lost(d), lost(b), "", "0"])
+            rows.append(["  lost", lost(d), b.map(lost) ?? "", "", "0"])
             if let peak = d.peakResidentMiB {
-                rows.append(["  daemon peak resident memory", Self.decimal(peak) + " MiB", "", "", "< 48 MiB"])
+                rows.append(["  daemon peak resident memory (VmHWM)", Self.decimal(peak) + " MiB", "", "", "< 48 MiB"])
             }
+            if let memory = d.peakMemory {
+                rows.append(["  at the largest reading: anonymous / file pages (shared)",
+                             "\(Self.decimal(memory.anonymousMiB)) / \(Self.decimal(memory.fileMiB)) (\(Self.decimal(memory.sharedCleanMiB))) MiB", "", "", ""])
+            }
+        }
+        if let large {
+            rows.append(["one \(large.mebibytes) MiB file until durable (docroute: acknowledged; cp: then fsync), s" + (large.cpSeconds.count > 1 ? " (median)" : ""),
+                         Self.decimal(large.docrouteMedian), Self.decimal(large.cpMedian) + " (cp)",
+                         String(format: "%.2f×", large.ratio), "≥ 0.95×"])
+            rows.append(["  pairs, alternating, \(large.settleSeconds) s settle: cp / docroute s",
+                         zip(large.cpSeconds, large.docrouteSeconds).map { "\(Self.decimal($0)) / \(Self.decimal($1))" }.joined(separator: ", "), "", "", ""])
         }
         for figure in latency {
             rows.append(["latency at \(figure.rate)/s for \(figure.seconds) s: p50 / p99 / p99.9 ms",

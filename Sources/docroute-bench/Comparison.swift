@@ -27,12 +27,15 @@ struct Comparison: Codable, Sendable {
         /// False when the wait hit its limit while files were still moving.
         var settled: Bool
         var peakResidentMiB: Double?
+        /// docroute: the largest resident reading during the burst, and what it was made of.
+        var peakMemory: MemorySampler.Sample?
     }
 
     struct Burst: Codable, Sendable {
         var files: Int
         var docroute: BurstSide
-        var baseline: BurstSide
+        /// The script's side; nil when it was left out (`--skip-script`).
+        var baseline: BurstSide?
         /// docroute's files per second over the script's (nil when the script delivered nothing).
         var ratio: Double?
         /// The disk's line (``DiskLineBaseline``), files per second, same file system, same run.
@@ -83,8 +86,55 @@ struct Comparison: Codable, Sendable {
         var threads: Int
     }
 
+    /// One large file against `cp` and `fsync` (``LargeFileComparison``), seconds of each pair.
+    struct LargeFile: Codable, Sendable {
+        var mebibytes: Int
+        /// Seconds of `sync` and rest before each measurement.
+        var settleSeconds: Int
+        /// `cp` then `fsync(2)` of the copy, one per pair.
+        var cpSeconds: [Double]
+        /// Rename into the inbox to the `ack` of its `openURL`, one per pair.
+        var docrouteSeconds: [Double]
+
+        /// `cp`'s time over docroute's in each pair (above 1: docroute was faster).
+        var pairRatios: [Double] { zip(cpSeconds, docrouteSeconds).map { $1 > 0 ? $0 / $1 : 0 } }
+        /// The median of the pairs' ratios: each pair ran under the same load, one right after the other.
+        var ratio: Double { DocRouteBench.Compare.median(pairRatios) }
+        var cpMedian: Double { DocRouteBench.Compare.median(cpSeconds) }
+        var docrouteMedian: Double { DocRouteBench.Compare.median(docrouteSeconds) }
+
+        enum CodingKeys: String, CodingKey { case mebibytes, settleSeconds, cpSeconds, docrouteSeconds, pairRatios, ratio }
+
+        init(mebibytes: Int, settleSeconds: Int, cpSeconds: [Double], docrouteSeconds: [Double]) {
+            self.mebibytes = mebibytes
+            self.settleSeconds = settleSeconds
+            self.cpSeconds = cpSeconds
+            self.docrouteSeconds = docrouteSeconds
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            mebibytes = try container.decode(Int.self, forKey: .mebibytes)
+            settleSeconds = try container.decode(Int.self, forKey: .settleSeconds)
+            cpSeconds = try container.decode([Double].self, forKey: .cpSeconds)
+            docrouteSeconds = try container.decode([Double].self, forKey: .docrouteSeconds)
+        }
+
+        /// The measurements and, for the reader of the JSON, the ratios derived from them.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(mebibytes, forKey: .mebibytes)
+            try container.encode(settleSeconds, forKey: .settleSeconds)
+            try container.encode(cpSeconds, forKey: .cpSeconds)
+            try container.encode(docrouteSeconds, forKey: .docrouteSeconds)
+            try container.encode(pairRatios, forKey: .pairRatios)
+            try container.encode(ratio, forKey: .ratio)
+        }
+    }
+
     var machine: Machine
     var bursts: [Burst] = []
+    var large: LargeFile?
     var latency: [Latency] = []
     var backlog: Backlog?
     var idle: [Idle] = []

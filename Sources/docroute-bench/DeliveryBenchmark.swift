@@ -9,7 +9,7 @@ extension DocRouteBench {
         static let configuration = CommandConfiguration(abstract: "A burst of small files into one inbox, against a plain durable copy loop; one large file against cp.")
         @Option var files = 10_000
         @Flag var quick = false
-        @Option(help: "Size of the large file in MiB (0 skips it).") var largeMiB = 1024
+        @Option(name: .customLong("large-mib"), help: "Size of the large file in MiB (0 skips it).") var largeMiB = 1024
         @Flag(help: "Leave out the 30 s idle measurement.") var skipIdle = false
 
         func run() throws {
@@ -76,93 +76,13 @@ extension DocRouteBench {
             return Double(files) / elapsed
         }
 
-        /// One large file, three times each way, alternating: `cp` then `fsync` of the copy, and
-        /// docroute from the rename into the inbox to the `openURL` that says the copy is committed
-        /// (the source's removal afterwards is not part of the copy, as it is not part of `cp`'s).
+        /// One large file against `cp` and `fsync`, three alternating pairs (``LargeFileComparison``).
         func large() throws {
-            let daemon = try BenchDaemon(name: "large")
-            defer { daemon.stop() }
-            try daemon.start()
-            let client = try BenchClient(path: daemon.socket)
-            defer { client.close() }
-            client.send(#"{"type":"subscribe","id":"1","bundleIdentifier":"com.sunsetlakesoftware.molecules"}"#)
-            _ = client.readLine()  // subscribed
-            _ = client.readLine()  // the plain launch
-            var cpTimes: [Double] = []
-            var docrouteTimes: [Double] = []
-            // The virtual disk is slow for a while after a large write or removal (its writeback,
-            // online discard): each measurement starts after a flush and a pause, and the order
-            // alternates so that neither side always comes second.
-            func settle() {
-                flushDirtyPages()
-                sleep(8)
-            }
-            for round in 0..<3 {
-                // Two sources alike, one for each side (a hard link would be quarantined).
-                let name = "big\(round).pdb"
-                let path = daemon.stage + "/" + name + ".cp"
-                for file in [path, daemon.stage + "/" + name] {
-                    let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    var chunk = [UInt8](repeating: 0x41, count: 1 << 20)
-                    for index in 0..<largeMiB {
-                        chunk[0] = UInt8(truncatingIfNeeded: index)
-                        chunk[1] = UInt8(truncatingIfNeeded: round)
-                        _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                    }
-                    fsync(fd)
-                    close(fd)
-                }
-                settle()
-                // cp, then fsync of the copy: the same durability docroute gives.
-                func measureCp() {
-                    cpTimes.append(seconds {
-                        let cp = Process()
-                        cp.executableURL = URL(fileURLWithPath: "/bin/cp")
-                        cp.arguments = [path, daemon.root + "/cp-copy"]
-                        try? cp.run()
-                        cp.waitUntilExit()
-                        let copy = open(daemon.root + "/cp-copy", O_RDONLY)
-                        fsync(copy)
-                        close(copy)
-                    })
-                    unlink(daemon.root + "/cp-copy")
-                    settle()
-                }
-                func measureDocroute() throws {
-                    let watch = daemon.watchInbox()
-                    var delivered = false
-                    docrouteTimes.append(seconds {
-                        daemon.dropStaged(name)
-                        while let line = client.readLine() {
-                            guard let id = BenchClient.field("deliveryID", in: line) else { continue }
-                            client.send(#"{"type":"ack","deliveryID":"\#(id)","handled":true}"#)
-                            delivered = true
-                            break
-                        }
-                    })
-                    guard delivered else { throw BenchError("the large file was not delivered") }
-                    daemon.waitUntilInboxEmpty(watch)
-                    for entry in (try? FileManager.default.contentsOfDirectory(atPath: daemon.sandbox)) ?? [] {
-                        unlink(daemon.sandbox + "/" + entry)
-                    }
-                    settle()
-                }
-                if round % 2 == 0 {
-                    measureCp()
-                    try measureDocroute()
-                } else {
-                    try measureDocroute()
-                    measureCp()
-                }
-                unlink(path)
-            }
-            progress("large file seconds, cp: \(cpTimes.map { String(format: "%.2f", $0) }), docroute: \(docrouteTimes.map { String(format: "%.2f", $0) })")
-            cpTimes.sort()
-            docrouteTimes.sort()
+            let figure = try LargeFileComparison(mebibytes: largeMiB, pairs: 3, settleSeconds: 8).measure()
             let mib = Double(largeMiB)
-            report("one \(largeMiB) MiB file, docroute (median of 3)", mib / docrouteTimes[1], unit: "MiB/s")
-            report("  cp + fsync on the same disk (median of 3)", mib / cpTimes[1], unit: "MiB/s")
-            report("  ratio docroute / cp", cpTimes[1] / docrouteTimes[1], unit: "×", target: ">= 0.9")
+            report("one \(largeMiB) MiB file, docroute until acknowledged (median of 3)", mib / figure.docrouteMedian, unit: "MiB/s")
+            report("  cp + fsync on the same disk (median of 3)", mib / figure.cpMedian, unit: "MiB/s")
+            report("  ratio docroute / cp (median of the pairs')", figure.ratio, unit: "×", target: ">= 0.95")
         }
 
         func idle() throws {

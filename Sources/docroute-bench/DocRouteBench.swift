@@ -31,8 +31,8 @@ struct DocRouteBench: AsyncParsableCommand {
             let quickFlag = quick ? ["--quick"] : []
             try Types.parse(quickFlag).run()
             try Selection.parse(quickFlag).run()
-            // compare measures the idle daemon, longer and with wake-ups.
-            try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)", "--skip-idle"]).run()
+            // compare measures the idle daemon, longer and with wake-ups, and the large file.
+            try Delivery.parse(quickFlag + ["--files", "\(quick ? 500 : files)", "--skip-idle", "--large-mib", "0"]).run()
             let comparison = try Compare.parse(quickFlag).measure()
             try Mail.parse(quickFlag).run()
             try BenchOutput.shared.finish()

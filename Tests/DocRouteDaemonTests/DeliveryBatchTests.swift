@@ -120,6 +120,35 @@ import Glibc
         #expect(outcome.record?.sha256 == String(expected))
     }
 
+    /// A copy from 16 MiB on is made durable by its own fsync as soon as it is complete (its
+    /// write-back started while it was copied), so the batch's syncfs need not wait for it; a
+    /// small one waits for the batch's. Either way the bytes are the source's.
+    @Test func aLargeCopyIsSyncedByItselfAndASmallOneByTheBatch() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        let writer = SandboxWriter()
+        let folder = try writer.openFolder(root: container, components: ["Documents"], owner: nil, create: true)
+        defer { folder.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+        defer { buffer.deallocate() }
+        let large = Int(SandboxWriter.followingHashThreshold)
+        for (name, size, synced) in [("small.bin", 4096, false), ("below.bin", large - 1, false), ("large.bin", large, true)] {
+            let content = Fixtures.content(size, size: size)
+            try scratch.write("inbox/\(name)", content)
+            let request = try inbox.request(name, container: container)
+
+            let copy = try writer.copyToTemporary(from: request.source, expected: request.sourceStatus, describing: name,
+                                                  into: folder, owner: nil, buffer: buffer)
+
+            #expect(copy.isSynced == synced, "\(name)")
+            #expect(copy.size == Int64(size))
+            #expect(scratch.read("containers/com.example.viewer/Documents/\(copy.name)") == content, "\(name)")
+        }
+    }
+
     /// The intake copies a batch while the one before it commits: a file in both (seen twice)
     /// is delivered by the first, and the second drops its copy and removes nothing twice, whether
     /// the first removed the source or renamed it aside to be reclaimed.

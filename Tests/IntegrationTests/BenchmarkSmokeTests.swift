@@ -60,6 +60,9 @@ import Testing
         #expect(docroute["notified"] as? Int == 400)
         #expect((docroute["filesPerSecond"] as? Double ?? 0) > 0)
         #expect((docroute["peakResidentMiB"] as? Double ?? 0) > 0)
+        // What the peak was made of, read from smaps_rollup during the burst.
+        let memory = try #require(docroute["peakMemory"] as? [String: Any], "\(docroute)")
+        #expect((memory["anonymousMiB"] as? Double ?? 0) > 0 && (memory["fileMiB"] as? Double ?? 0) > 0, "\(memory)")
         let script = try #require(burst["baseline"] as? [String: Any])
         let scriptDelivered = try #require(script["delivered"] as? Int)
         #expect(scriptDelivered > 0, "the inotifywait script copied nothing: \(compare.errors)")
@@ -68,6 +71,15 @@ import Testing
         // The two baselines of the same run, on the same file system.
         #expect((burst["diskLine"] as? Double ?? 0) > 0, "\(burst)")
         #expect((burst["durableLoop"] as? Double ?? 0) > 0, "\(burst)")
+
+        // The large file (8 MiB under --quick), one pair: docroute until acknowledged, cp and fsync.
+        let large = try #require(comparison["large"] as? [String: Any], "\(comparison.keys)")
+        #expect(large["mebibytes"] as? Int == 8)
+        let docrouteSeconds = try #require(large["docrouteSeconds"] as? [Double])
+        let cpSeconds = try #require(large["cpSeconds"] as? [Double])
+        #expect(docrouteSeconds.count == 1 && cpSeconds.count == 1)
+        #expect(docrouteSeconds.allSatisfy { $0 > 0 } && cpSeconds.allSatisfy { $0 > 0 })
+        #expect((large["ratio"] as? Double ?? 0) > 0)
 
         let latency = try #require(comparison["latency"] as? [[String: Any]])
         #expect(latency.map { $0["rate"] as? Int } == [200])
@@ -89,5 +101,6 @@ import Testing
         #expect(compare.errors.contains("burst 400 × 4 KiB: files/s"))
         #expect(compare.errors.contains("the disk's line"))
         #expect(compare.errors.contains("the admin's durable loop"))
+        #expect(compare.errors.contains("one 8 MiB file until durable"))
     }
 }

@@ -37,6 +37,11 @@ int docroute_limit_malloc_arenas(int count);
 /// Needs _GNU_SOURCE, which Swift's Glibc import does not define.
 int docroute_syncfs(int fd);
 
+/// sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE): starts writing back a range of a
+/// file without waiting for it, so the disk works while the next range is copied. Durability still
+/// comes from a later fsync or syncfs. Needs _GNU_SOURCE. Returns 0, or -1 with errno.
+int docroute_start_writeback(int fd, int64_t offset, int64_t count);
+
 /// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens `path` below
 /// `dirfd` and fails (ELOOP or EXDEV) rather than follow any symbolic link or leave `dirfd`.
 /// Fails with ENOSYS where the kernel (before 5.6) or a seccomp filter lacks openat2.

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Peak memory of docrouted over a burst, and what it is made of, for trying configuration changes.
+
+Usage: bench/burst-memory.py DOCROUTED [FILES] ["CONFIGURATION LINE"]
+       (a release build; default 100,000 files of 4 KiB; e.g. "max_queued_files = 4096")
+
+Starts docrouted on a temporary tree beside the build (as bench/step-profile.py does, with the
+line added to its configuration), subscribes and acknowledges every document, renames FILES files
+into its inbox at once, and reads /proc/PID/smaps_rollup every 50 ms until all are acknowledged.
+Prints the rate, VmHWM, and the largest reading split into anonymous memory and file pages.
+`docroute-bench compare` gives the same figures beside its baselines; this is the short form.
+"""
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("step_profile", os.path.join(here, "step-profile.py"))
+step_profile = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(step_profile)
+
+
+def reading(pid: int) -> tuple[int, int]:
+    text = open(f"/proc/{pid}/smaps_rollup").read()
+    return int(re.search(r"^Rss:\s+(\d+)", text, re.M).group(1)), int(re.search(r"^Anonymous:\s+(\d+)", text, re.M).group(1))
+
+
+def main() -> int:
+    docrouted = sys.argv[1]
+    files = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    extra = sys.argv[3] if len(sys.argv) > 3 else ""
+    root = tempfile.mkdtemp(prefix="burst-memory-", dir=os.path.join(os.getcwd(), ".build"))
+    try:
+        for folder in ("inbox", "stage", "handlers", "containers", "state", "quarantine"):
+            os.makedirs(os.path.join(root, folder))
+        with open(os.path.join(root, "handlers/everything.plist"), "w") as f:
+            f.write(step_profile.HANDLER)
+        with open(os.path.join(root, "docroute.toml"), "w") as f:
+            f.write(f'socket = "{root}/s.sock"\nstate_directory = "{root}/state"\n'
+                    f'containers_directory = "{root}/containers"\nhandlers_directory = "{root}/handlers"\n'
+                    f'quarantine_directory = "{root}/quarantine"\nmax_unacknowledged = 256\n{extra}\n'
+                    f'[[inbox]]\npath = "{root}/inbox"\nkind = "directory"\ndefault_mailbox = "Inbox"\n')
+        body = b"HEADER\n" + b" " * 4089
+        for index in range(files):
+            with open(os.path.join(root, "stage", f"f{index}.pdb"), "wb") as f:
+                f.write(body)
+        os.sync()
+        daemon = subprocess.Popen([docrouted, "--config", os.path.join(root, "docroute.toml"), "--log-level", "warning"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(os.path.join(root, "s.sock")):
+            time.sleep(0.05)
+        subscriber = step_profile.Subscriber(os.path.join(root, "s.sock"))
+        subscriber.start()
+        peak = [0, 0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                resident, anonymous = reading(daemon.pid)
+                if resident > peak[0]:
+                    peak[:] = [resident, anonymous]
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        start = time.monotonic()
+        for index in range(files):
+            os.rename(os.path.join(root, "stage", f"f{index}.pdb"), os.path.join(root, "inbox", f"f{index}.pdb"))
+        while subscriber.acknowledged < files:
+            time.sleep(0.02)
+        seconds = time.monotonic() - start
+        done.set()
+        sampler.join()
+        hwm = next(int(line.split()[1]) for line in open(f"/proc/{daemon.pid}/status") if line.startswith("VmHWM"))
+        daemon.terminate()
+        daemon.wait()
+        print(f"{extra or 'defaults'}: {files:,} files, {files / seconds:,.0f} files/s until acknowledged; "
+              f"VmHWM {hwm / 1024:.1f} MiB; largest reading {peak[0] / 1024:.1f} MiB: "
+              f"anonymous {peak[1] / 1024:.1f}, file pages {(peak[0] - peak[1]) / 1024:.1f} MiB")
+        return 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
