@@ -65,17 +65,21 @@ extension DeliveryBatch {
                    found.modificationTimeNanoseconds == request.sourceStatus.modificationTimeNanoseconds
                 {
                     let id = items[index].earlier?.deliveryID ?? request.deliveryID
-                    switch try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, device: found.device, deliveryID: id, describing: request.sourcePath.string) {
-                    case .deferred?:
+                    // The check above only spares a rename when the name plainly holds another file;
+                    // the one that counts is made after the move (see SourceReclaimer.takeAside).
+                    let taken = try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                         deliveryID: id, describing: request.sourcePath.string)
+                        ?? SourceReclaimer.removeWithinInbox(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                             describing: request.sourcePath.string, logger: logger)
+                    switch taken {
+                    case .deferred:
                         // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
                         continue
-                    case .gone?:
+                    case .gone, .notOurs:
                         settled.append(index)
                         continue
-                    case .removed?:
+                    case .removed:
                         break
-                    case nil:
-                        try DeliveryError.performing("remove", request.sourcePath.string) { try request.sourceDirectory.unlink(request.sourceName) }
                     }
                     let folder = request.sourceDirectory.rawValue
                     if removedIn[folder] == nil { folderOrder.append(folder) }

@@ -112,7 +112,7 @@ package final class SourceReclaimer: Sendable {
         state.withLock { $0.folder?.device == device }
     }
 
-    /// What ``takeAside(_:in:device:deliveryID:describing:)`` did.
+    /// What ``takeAside(_:in:expected:deliveryID:describing:)`` did.
     enum TakenAside: Equatable {
         /// Renamed into the folder; the reclaimer notes it in the ledger and frees it later.
         case deferred
@@ -120,27 +120,87 @@ package final class SourceReclaimer: Sendable {
         case removed
         /// The name was gone already.
         case gone
+        /// The name held another file by the time it was taken (a sender replaced it after the
+        /// copy): that file was put back under its name, or beside it when the name was taken
+        /// a third time, and is delivered in its turn. The delivered one was gone already.
+        case notOurs
     }
 
     /// Takes a delivered source out of its inbox: renamed into the folder when it is on the same
     /// file system, else removed.
-    func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, device: UInt64, deliveryID: UUID, describing: @autoclosure () -> String) throws -> TakenAside {
+    ///
+    /// The name is moved first and what it held is checked after (`expected`: the same device,
+    /// inode, size and modification time as the file copied). Checking first and then renaming
+    /// would leave a moment in which a sender could rename a new file over the name, and that
+    /// new file would be taken aside and freed unseen. A file that is not the delivered one is
+    /// put back at once.
+    func takeAside(_ name: FilePath.Component, in directory: FileDescriptor, expected: FileStatus, deliveryID: UUID,
+                   describing: @autoclosure () -> String) throws -> TakenAside {
         let path = describing()
-        let remove = { try DeliveryError.performing("remove", path) { try directory.unlink(name) } ? TakenAside.removed : .gone }
-        guard let folder = state.withLock({ $0.folder }), folder.device == device else { return try remove() }
+        guard let folder = state.withLock({ $0.folder }), folder.device == expected.device else {
+            return try Self.removeWithinInbox(name, in: directory, expected: expected, describing: path, logger: logger)
+        }
         let asideID = UUID()
         let aside = Self.name(asideID)
         do {
-            // A fresh UUID taken already cannot happen; remove the source rather than guess.
-            guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: folder.descriptor) }) else { return try remove() }
+            // A fresh UUID taken already cannot happen; leave the source (removed at the next start) rather than guess.
+            guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: folder.descriptor) }) else {
+                throw DeliveryError(code: .nameExhausted, message: "\(path): the reclaim folder holds \(aside.string) already")
+            }
         } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
             return .gone
         } catch let error as DeliveryError where error.errno == .improperLink {
-            return try remove()  // a mailbox folder mounted from another file system
+            // A mailbox folder mounted from another file system.
+            return try Self.removeWithinInbox(name, in: directory, expected: expected, describing: path, logger: logger)
+        }
+        guard Self.holds(expected, aside, in: folder.descriptor) else {
+            try Self.putBack(aside, from: folder.descriptor, as: name, in: directory, describing: path, logger: logger)
+            return .notOurs
         }
         state.withLock { $0.waiting.append((asideID, deliveryID)) }
         wakeUp.yield()
         return .deferred
+    }
+
+    /// Removes a delivered source at once (no reclaim folder on its file system): renamed first to
+    /// a name in the inbox that intake passes over (a leading dot), checked, then removed; a file
+    /// that is not the delivered one is put back (see ``takeAside(_:in:expected:deliveryID:describing:)``).
+    static func removeWithinInbox(_ name: FilePath.Component, in directory: FileDescriptor, expected: FileStatus,
+                                  describing path: String, logger: Logger) throws -> TakenAside {
+        let aside = FilePath.Component(".docroute-removing-\(UUID().uuidString)")!
+        do {
+            guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: directory) }) else {
+                throw DeliveryError(code: .nameExhausted, message: "\(path): the inbox holds \(aside.string) already")
+            }
+        } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
+            return .gone
+        }
+        guard holds(expected, aside, in: directory) else {
+            try putBack(aside, from: directory, as: name, in: directory, describing: path, logger: logger)
+            return .notOurs
+        }
+        try DeliveryError.performing("remove", path) { _ = try directory.unlink(aside) }
+        return .removed
+    }
+
+    /// Whether `name` in `folder` is the file `expected` describes: the same device, inode, size
+    /// and modification time.
+    static func holds(_ expected: FileStatus, _ name: FilePath.Component, in folder: FileDescriptor) -> Bool {
+        guard let found = try? folder.status(of: name) else { return false }
+        return found.isSameFile(as: expected) && found.size == expected.size
+            && found.modificationTimeNanoseconds == expected.modificationTimeNanoseconds
+    }
+
+    /// Puts a file taken aside by mistake back under its name, or beside it under a new name
+    /// when another file took the name meanwhile: never over a file, never lost.
+    static func putBack(_ aside: FilePath.Component, from folder: FileDescriptor, as name: FilePath.Component,
+                        in directory: FileDescriptor, describing path: String, logger: Logger) throws {
+        if try DeliveryError.performing("rename back", path, { try folder.renameNoReplace(aside, to: name, in: directory) }) { return }
+        let kept = FilePath.Component("\(name.stem)-kept-\(UUID().uuidString.prefix(8))\(name.extension.map { "." + $0 } ?? "")")!
+        _ = try DeliveryError.performing("rename back", path) { try folder.renameNoReplace(aside, to: kept, in: directory) }
+        logger.warning("a file that replaced a delivered source under its name was put back beside it, its own name being taken a third time", metadata: [
+            "path": "\(path)", "kept-as": "\(kept.string)",
+        ])
     }
 
     /// Frees up to `limit` waiting sources (their renames synced and their notes written first);

@@ -24,6 +24,9 @@ package final class MetricsTextfileWriter: Sendable {
         var lastFailure: String?
         /// Writes done, for tests and status.
         var writes = 0
+        /// Writes begun and not yet finished, and who waits for them (``flush()``).
+        var writing = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// - Parameters:
@@ -67,11 +70,35 @@ package final class MetricsTextfileWriter: Sendable {
     /// Writes now if anything changed since the last write (at shutdown, so the file ends exact).
     package func flush() async {
         await writeIfDirty()
+        // A write the debounce timer began just before is not this one: wait for it too, so the
+        // file holds what was changed before the call.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                guard state.writing > 0 else { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     func writeIfDirty() async {
         let now = ContinuousClock.now
-        guard state.withLock({ $0.debounce.writing(at: now) }) else { return }
+        let begun = state.withLock { state -> Bool in
+            guard state.debounce.writing(at: now) else { return false }
+            state.writing += 1
+            return true
+        }
+        guard begun else { return }
+        defer {
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.writing -= 1
+                guard state.writing == 0 else { return [] }
+                defer { state.idleWaiters = [] }
+                return state.idleWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
         let path = self.path
         let render = self.render
         do {

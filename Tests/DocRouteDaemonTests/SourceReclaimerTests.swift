@@ -159,6 +159,54 @@ import Glibc
         #expect(reclaimer.pending == 0)
     }
 
+    /// A sender renames a new file over a delivered source's name just before the source is taken
+    /// out of the inbox: the new file must stay in the inbox, bytes and name, to be delivered in its
+    /// turn. (Checking the name and then moving it left a moment in which the new file was moved
+    /// aside and freed unseen; the integration test of the name rule lost one that way under load.)
+    @Test(arguments: [true, false])
+    func aFileRenamedOverADeliveredSourceStaysInTheInbox(reclaimFolder: Bool) throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        if reclaimFolder { _ = try scratch.folder("state"); _ = try reclaimer.open(stateDirectory: scratch.path("state")) }
+        try scratch.write("inbox/1abc.pdb.gz", "delivered")
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
+        let name: FilePath.Component = "1abc.pdb.gz"
+        let delivered = try #require(try inbox.status(of: name))
+        // The sender's new file, renamed over the name after the copy.
+        try scratch.write("inbox/.sending", "the new one")
+        #expect(rename(scratch.string("inbox/.sending"), scratch.string("inbox/1abc.pdb.gz")) == 0)
+
+        let taken = try reclaimer.takeAside(name, in: inbox, expected: delivered, deliveryID: UUID(), describing: "inbox/1abc.pdb.gz")
+
+        #expect(taken == .notOurs)
+        #expect(scratch.list("inbox") == ["1abc.pdb.gz"])
+        #expect(scratch.read("inbox/1abc.pdb.gz") == Array("the new one".utf8))
+        #expect(reclaimer.pending == 0)
+        if reclaimFolder { #expect(scratch.list("state/reclaim") == []) }
+    }
+
+    /// The delivered file itself is taken: aside to be freed later, or removed at once.
+    @Test(arguments: [true, false])
+    func theDeliveredFileItselfIsTaken(reclaimFolder: Bool) throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        if reclaimFolder { _ = try scratch.folder("state"); _ = try reclaimer.open(stateDirectory: scratch.path("state")) }
+        try scratch.write("inbox/a.pdb", "delivered")
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
+        let name: FilePath.Component = "a.pdb"
+        let delivered = try #require(try inbox.status(of: name))
+
+        let taken = try reclaimer.takeAside(name, in: inbox, expected: delivered, deliveryID: UUID(), describing: "inbox/a.pdb")
+
+        #expect(taken == (reclaimFolder ? .deferred : .removed))
+        #expect(scratch.list("inbox") == [])
+        #expect(reclaimer.pending == (reclaimFolder ? 1 : 0))
+    }
+
     /// A copy that meets a full disk frees the sources waiting to be reclaimed, then fits.
     @Test(.enabled(if: geteuid() == 0, "needs root to mount a 1 MiB tmpfs"))
     func aFullDiskFreesWaitingSourcesFirst() throws {
