@@ -109,7 +109,8 @@ import Testing
         }
         // The first change writes at once (taking whatever came before the write began), the rest
         // at most one interval later. Polled, not slept: a loaded machine may run the write late.
-        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        // 60 s: synchronous tests elsewhere in the run may hold the cooperative pool for many seconds.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
         // The count goes up just after the file is renamed into place: wait for both.
         while ((try? String(contentsOfFile: path, encoding: .utf8)) != "docroute_test_total 200\n" || writer.writeCount == 0)
             && ContinuousClock.now < deadline {

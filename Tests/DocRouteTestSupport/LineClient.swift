@@ -98,13 +98,11 @@ public final class LineClient: @unchecked Sendable {
         return messages
     }
 
-    /// The next line, waited for on a Dispatch thread: an async test must not hold one of the
+    /// The next line, waited for on a thread of its own: an async test must not hold one of the
     /// cooperative pool's few threads (two on a two-core machine) in a blocking read while the
-    /// code under test needs them to send what it waits for.
+    /// code under test needs them to send what it waits for (see ``runBlocking(_:)``).
     public func nextLineText() async -> String? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: self.readLineText()) }
-        }
+        try? await runBlocking { self.readLineText() }
     }
 
     /// ``readMessage()`` for async tests (see ``nextLineText()``).
