@@ -42,7 +42,8 @@ extension DeliveryBatch {
     // MARK: (f) remove sources
 
     /// Takes each committed source out of its inbox if its inbox name still holds the very file
-    /// that was copied (same device, inode, size and modification time): renamed aside, to be
+    /// that was copied (same device, inode, size and modification time, checked after the move):
+    /// renamed aside, to be
     /// noted and freed later by the ``SourceReclaimer`` (no flush on this path), or removed; for
     /// the removed ones, syncs each inbox folder once and
     /// notes the removals in the ledger. Failures here are logged, never reported as failed
@@ -59,35 +60,26 @@ extension DeliveryBatch {
                 continue
             }
             do {
-                if let found = try DeliveryError.performing("inspect", request.sourcePath.string, { try request.sourceDirectory.status(of: request.sourceName) }),
-                   found.isSameFile(as: request.sourceStatus),
-                   found.size == request.sourceStatus.size,
-                   found.modificationTimeNanoseconds == request.sourceStatus.modificationTimeNanoseconds
-                {
-                    let id = items[index].earlier?.deliveryID ?? request.deliveryID
-                    // The check above only spares a rename when the name plainly holds another file;
-                    // the one that counts is made after the move (see SourceReclaimer.takeAside).
-                    let taken = try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
-                                                         deliveryID: id, describing: request.sourcePath.string)
-                        ?? SourceReclaimer.removeWithinInbox(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
-                                                             describing: request.sourcePath.string, logger: logger)
-                    switch taken {
-                    case .deferred:
-                        // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
-                        continue
-                    case .gone, .notOurs:
-                        settled.append(index)
-                        continue
-                    case .removed:
-                        break
-                    }
-                    let folder = request.sourceDirectory.rawValue
-                    if removedIn[folder] == nil { folderOrder.append(folder) }
-                    removedIn[folder, default: []].append(index)
-                } else {
-                    // Gone already, or another (or a rewritten) file by that name now: not ours.
+                // The name is moved first and checked after (SourceReclaimer.takeAside): gone already,
+                // or another (or a rewritten) file by that name now, is not ours and stays.
+                let id = items[index].earlier?.deliveryID ?? request.deliveryID
+                let taken = try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                     deliveryID: id, describing: request.sourcePath.string)
+                    ?? SourceReclaimer.removeWithinInbox(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                         describing: request.sourcePath.string, logger: logger)
+                switch taken {
+                case .deferred:
+                    // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
+                    continue
+                case .gone, .notOurs:
                     settled.append(index)
+                    continue
+                case .removed:
+                    break
                 }
+                let folder = request.sourceDirectory.rawValue
+                if removedIn[folder] == nil { folderOrder.append(folder) }
+                removedIn[folder, default: []].append(index)
             } catch {
                 logger.warning("could not remove a delivered source; it will be removed at the next start", metadata: [
                     "source": "\(request.sourcePath.string)", "error": "\(error)",
