@@ -11,16 +11,15 @@ struct MessageObject {
 
     /// Parses one line (without its `\n`).
     init(line: some Collection<UInt8>) throws(ProtocolError) {
-        let data = Data(line)
-        guard String(validating: data, as: UTF8.self) != nil else {
+        guard String(validating: line, as: UTF8.self) != nil else {
             throw .badRequest("the line is not valid UTF-8; messages are UTF-8 JSON")
         }
-        guard data.contains(where: { !Self.isJSONWhitespace($0) }) else {
+        guard line.contains(where: { !Self.isJSONWhitespace($0) }) else {
             throw .badRequest("the line is empty; send one JSON object per line")
         }
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: data)
+            value = try JSONParser.parse(line)
         } catch {
             throw .badRequest("the line is not valid JSON; send one JSON object per line", cause: error)
         }

@@ -33,6 +33,8 @@ extension DocRouteBench {
         var largePairs: Int?
         @Option(help: "Seconds of sync and rest before each large-file measurement (default 8; quick: 1).")
         var largeSettle: UInt32?
+        @Flag(help: "Each side of a burst on an ext4 file system of its own, made for it (root): no side pays for the inodes another freed.")
+        var freshFileSystem = false
         @Flag(help: "Short runs (for the smoke test in the suite).") var quick = false
         @Flag(help: "Write the figures as JSON on standard output (the table goes to standard error).") var json = false
 
@@ -61,10 +63,13 @@ extension DocRouteBench {
                 var durable: [Double] = []
                 for round in 1...max(1, rounds) {
                     if rounds > 1 { progress("burst of \(files): round \(round) of \(rounds)") }
-                    docroute.append(try docrouteBurst(files: files))
-                    if !skipScript { baseline.append(try baselineBurst(files: files)) }
-                    diskLine.append(try diskLineBurst(files: files))
-                    durable.append(try durableLoopBurst(files: files))
+                    let fresh = freshFileSystem
+                    docroute.append(try FreshFileSystem.around(fresh, name: "fs-docroute", files: files) { try docrouteBurst(files: files) })
+                    if !skipScript {
+                        baseline.append(try FreshFileSystem.around(fresh, name: "fs-script", files: files) { try baselineBurst(files: files) })
+                    }
+                    diskLine.append(try FreshFileSystem.around(fresh, name: "fs-diskline", files: files) { try diskLineBurst(files: files) })
+                    durable.append(try FreshFileSystem.around(fresh, name: "fs-durable", files: files) { try durableLoopBurst(files: files) })
                 }
                 let d = Self.median(docroute), b = baseline.isEmpty ? nil : Self.median(baseline)
                 comparison.bursts.append(.init(files: files, docroute: d, baseline: b,

@@ -74,10 +74,10 @@ var binDirectory: String {
     URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
 }
 
-/// Where the benchmark trees go: `$DOCROUTE_BENCH_DIR` (another file system, such as the
+/// Where the benchmark trees go: a ``FreshFileSystem`` while one is mounted, `$DOCROUTE_BENCH_DIR` (another file system, such as the
 /// journaled ext4 image of bench/on-journaled-ext4.sh), or `.build-bench` in the working folder.
 func scratchFolder(_ name: String) -> String {
-    let base = ProcessInfo.processInfo.environment["DOCROUTE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+    let base = FreshFileSystem.current ?? ProcessInfo.processInfo.environment["DOCROUTE_BENCH_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         ?? (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(".build-bench")
     return (base as NSString).appendingPathComponent("\(name)-\(getpid())")
 }
