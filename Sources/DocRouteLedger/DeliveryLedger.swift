@@ -247,6 +247,29 @@ package final class DeliveryLedger: Sendable {
         }
     }
 
+    /// ``pending(bundleIdentifier:after:limit:)`` with only what an event needs: what the
+    /// dispatcher reads.
+    package func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int) throws -> [PendingEvent] {
+        try read("read pending deliveries") { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT \(PendingEvent.columns) FROM delivery
+                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
+                ORDER BY sequence LIMIT ?
+                """)
+            let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
+            var events: [PendingEvent] = []
+            while let row = try rows.next() {
+                let kindText: String = row[2]
+                guard let kind = LedgerRecord.Kind(rawValue: kindText) else {
+                    throw DeliveryError(code: .ledger, message: "The ledger row of \((row[1] as String).debugDescription) has kind \(kindText.debugDescription), which this docrouted does not know.")
+                }
+                events.append(PendingEvent(sequence: row[0], deliveryID: row[1], kind: kind, url: row[3], finalPath: row[4],
+                                           contentType: row[5], mailbox: row[6], sourceApplication: row[7], annotation: row[8]))
+            }
+            return events
+        }
+    }
+
     /// How many committed deliveries a handler has not acknowledged.
     package func pendingCount(bundleIdentifier: String) throws -> Int {
         try read("count pending deliveries") { db in

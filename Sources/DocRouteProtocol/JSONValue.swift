@@ -100,3 +100,12 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
+
+extension JSONValue {
+    /// Reads one JSON text (UTF-8) as `JSONDecoder` would decode it into a `JSONValue`, without
+    /// its cost (see `JSONParser`); nil when it is not JSON.
+    public init?(parsingJSON text: some Collection<UInt8>) {
+        guard String(validating: text, as: UTF8.self) != nil, let value = try? JSONParser.parse(text) else { return nil }
+        self = value
+    }
+}

@@ -125,14 +125,16 @@ package actor HandlerDispatcher {
     /// An `ack` from `connection`. Only deliveries sent on that connection can be acknowledged.
     package func acknowledge(deliveryID: String, handled: Bool, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
         let started = profiling ? ContinuousClock.now : nil
-        guard let (key, subscription) = subscriptions.first(where: { $0.value.connection == connection }),
-              subscription.inFlight[deliveryID] != nil
+        // No copy of the subscription is held while its `inFlight` changes: a copy would make the
+        // change copy the whole window's dictionary, once per acknowledgement.
+        guard let key = subscriptions.first(where: { $0.value.connection == connection })?.key,
+              subscriptions[key]?.inFlight.removeValue(forKey: deliveryID) != nil,
+              let bundleIdentifier = subscriptions[key]?.bundleIdentifier
         else {
             return ProtocolError(code: .notFound, message: "no delivery '\(deliveryID)' is waiting for an acknowledgement on this connection", requestID: requestID)
         }
-        subscriptions[key]?.inFlight[deliveryID] = nil
-        activity?.acknowledged(subscription.bundleIdentifier, deliveryID: deliveryID, handled: handled)
-        pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: subscription.bundleIdentifier, handled: handled))
+        activity?.acknowledged(bundleIdentifier, deliveryID: deliveryID, handled: handled)
+        pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, handled: handled))
         if acknowledgementWriter == nil {
             acknowledgementWriter = Task { await self.writeAcknowledgements() }
         }
@@ -140,7 +142,7 @@ package actor HandlerDispatcher {
             acknowledgementIntake.count += 1
             acknowledgementIntake.duration += ContinuousClock.now - started
         }
-        await pump(key, bundleIdentifier: subscription.bundleIdentifier)
+        await pump(key, bundleIdentifier: bundleIdentifier)
         return nil
     }
 
@@ -187,40 +189,48 @@ package actor HandlerDispatcher {
     /// Free slots that make a ledger read worth it while events are still in flight.
     var refillSize: Int { max(1, window / 4) }
 
+    /// The room in the window and the last sequence sent, when a ledger read is worth it now.
+    /// (A function of its own so that its copy of the subscription is gone before the read.)
+    private func refill(_ key: String) -> (room: Int, lastSent: Int64)? {
+        guard let subscription = subscriptions[key] else { return nil }
+        let room = window - subscription.inFlight.count
+        // Without `caughtUp`, a window filled one commit at a time could stop one short of full
+        // for as long as the handler does not acknowledge.
+        guard room > 0, room >= refillSize || subscription.inFlight.isEmpty || subscription.caughtUp else { return nil }
+        return (room, subscription.lastSent)
+    }
+
     func pump(_ key: String, bundleIdentifier: String) async {
-        guard let subscription = subscriptions[key], subscription.launched else { return }
-        if subscription.pumping {
+        // Only the connection is kept across the awaits, never a copy of the subscription: a copy
+        // shares the `inFlight` dictionary, and each send below would then copy all of it.
+        guard let connection = subscriptions[key]?.connection, subscriptions[key]?.launched == true else { return }
+        if subscriptions[key]?.pumping == true {
             // A pump is already reading the ledger; make it look again before it stops.
             subscriptions[key]?.repump = true
             return
         }
         subscriptions[key]?.pumping = true
-        defer { subscriptions[key]?.pumping = false }
-        while var current = subscriptions[key], current.connection == subscription.connection {
-            current.repump = false
-            subscriptions[key] = current
-            let room = window - current.inFlight.count
-            // Without `caughtUp`, a window filled one commit at a time could stop one short of full
-            // for as long as the handler does not acknowledge.
-            guard room > 0, room >= refillSize || current.inFlight.isEmpty || current.caughtUp else { return }
+        defer { if subscriptions[key]?.connection == connection { subscriptions[key]?.pumping = false } }
+        while subscriptions[key]?.connection == connection {
+            subscriptions[key]?.repump = false
+            guard let (room, lastSent) = refill(key) else { return }
             let started = profiling ? ContinuousClock.now : nil
             let owed: [OwedDelivery]
             do {
-                owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: current.lastSent, limit: room)
+                owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: lastSent, limit: room)
             } catch {
                 logger.error("the ledger could not be read: \(error)", metadata: ["bundle-id": "\(bundleIdentifier)"])
                 return
             }
             // The connection may have gone, or acknowledged more, while the ledger was read.
-            guard var latest = subscriptions[key], latest.connection == subscription.connection else { return }
-            for delivery in owed where delivery.sequence > latest.lastSent {
-                latest.connection.send(.openURL(delivery.event))
+            guard subscriptions[key]?.connection == connection else { return }
+            for delivery in owed where delivery.sequence > subscriptions[key]!.lastSent {
+                connection.send(.openURL(delivery.event))
                 activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
-                latest.lastSent = delivery.sequence
-                latest.inFlight[delivery.event.deliveryID] = delivery.sequence
+                subscriptions[key]!.lastSent = delivery.sequence
+                subscriptions[key]!.inFlight[delivery.event.deliveryID] = delivery.sequence
             }
-            latest.caughtUp = owed.count < room
-            subscriptions[key] = latest
+            subscriptions[key]!.caughtUp = owed.count < room
             if let started, !owed.isEmpty {
                 // The step `dispatch`: the ledger read of what is owed, then the `openURL` lines.
                 logger.debug("events sent", metadata: [
@@ -228,7 +238,7 @@ package actor HandlerDispatcher {
                     "steps": "dispatch=\(Self.microseconds(ContinuousClock.now - started))us",
                 ])
             }
-            if owed.count < room && !latest.repump { return }
+            if owed.count < room && subscriptions[key]?.repump != true { return }
         }
     }
 }

@@ -37,6 +37,14 @@ import Testing
         #expect(pending.first?.kind == .url)
         #expect(pending.first?.eventURL == "todolist://www.acme.com?Quarterly%20Report#200806231300")
         #expect(try ledger.pending(bundleIdentifier: "com.example.viewer", after: 2, limit: 1).map(\.sequence) == [3])
+        // The dispatcher's narrow read says the same of each delivery as the whole record.
+        let events = try ledger.pendingEvents(bundleIdentifier: "com.example.viewer", after: 0, limit: 100)
+        #expect(events == pending.map {
+            PendingEvent(sequence: $0.sequence, deliveryID: $0.deliveryID.uuidString, kind: $0.kind, url: $0.url, finalPath: $0.finalPath,
+                         contentType: $0.contentType, mailbox: $0.mailbox, sourceApplication: $0.sourceApplication, annotation: $0.annotation)
+        })
+        #expect(events.first?.sourceApplication == "com.example.mail" && events.last?.mailbox == "Mail")
+        #expect(try ledger.pendingEvents(bundleIdentifier: "com.example.viewer", after: 2, limit: 1).map(\.sequence) == [3])
         #expect(try ledger.pendingCount(bundleIdentifier: "com.example.viewer") == 4)
         #expect(other.sequence == 5)
 
