@@ -249,9 +249,13 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let groups = Array(grouped.values)
         try await ledgerWork { [ledger] in
             for group in groups {
-                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
+                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle, durably: false)
             }
         }
+    }
+
+    package func makeAcknowledgementsDurable() async throws {
+        try await ledgerWork { [ledger] in try ledger.flushAcknowledgements() }
     }
 
     package func ledgerStatistics() async -> DeliveryLedger.Statistics? {
