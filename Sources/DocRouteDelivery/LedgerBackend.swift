@@ -249,13 +249,9 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let groups = Array(grouped.values)
         try await ledgerWork { [ledger] in
             for group in groups {
-                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle, durably: false)
+                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
             }
         }
-    }
-
-    package func makeAcknowledgementsDurable() async throws {
-        try await ledgerWork { [ledger] in try ledger.flushAcknowledgements() }
     }
 
     package func ledgerStatistics() async -> DeliveryLedger.Statistics? {

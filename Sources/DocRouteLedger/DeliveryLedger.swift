@@ -283,65 +283,29 @@ package final class DeliveryLedger: Sendable {
     /// - Returns: the ids that are unknown, not this handler's, or not yet committed (the protocol
     ///   answers `not-found` for those). Acknowledging an acknowledged delivery again changes
     ///   nothing and is not an error.
-    ///
-    /// Unless `durably`, the transaction is committed without its own flush (`synchronous =
-    /// NORMAL`): the dispatcher writes acknowledgements as they stream in, and a flush each was a
-    /// disk write competing with the batches' commits. A crash of the process loses nothing
-    /// committed; a crash of the machine may lose them, and the documents are sent again (at least
-    /// once). ``flushAcknowledgements()`` makes them durable before the daemon answers any later
-    /// request, as PROTOCOL.md promises.
     @discardableResult
-    package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date(),
-                             durably: Bool = true) throws -> [UUID] {
+    package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
         guard !deliveryIDs.isEmpty else { return [] }
-        guard durably else {
-            do {
-                return try pool.writeWithoutTransaction { db in
-                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                    defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                    var unknown: [UUID] = []
-                    try db.inTransaction {
-                        unknown = try Self.acknowledge(deliveryIDs, handled: handled, bundleIdentifier: bundleIdentifier, at: date, db)
-                        return .commit
-                    }
-                    return unknown
-                }
-            } catch {
-                throw Self.ledgerError("record acknowledgements", error)
-            }
-        }
-        return try write("record acknowledgements") { db in
-            try Self.acknowledge(deliveryIDs, handled: handled, bundleIdentifier: bundleIdentifier, at: date, db)
-        }
-    }
-
-    /// Flushes what was committed without a flush of its own (acknowledgements): one durable
-    /// write, whose flush of the write-ahead log carries everything before it.
-    package func flushAcknowledgements() throws {
-        try write("flush acknowledgements") { db in
-            try db.execute(sql: "UPDATE ledgerSequence SET last = last WHERE id = 1")
-        }
-    }
-
-    static func acknowledge(_ deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date, _ db: Database) throws -> [UUID] {
         let newState = handled ? LedgerRecord.State.acknowledged : .declined
-        var unknown: [UUID] = []
-        let update = try db.cachedStatement(sql: """
-            UPDATE delivery SET state = ?, acknowledgedAt = ?
-            WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
-            """)
-        let check = try db.cachedStatement(sql: """
-            SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
-            """)
-        let dateValue = date.databaseValue
-        for deliveryID in deliveryIDs {
-            try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
-            if db.changesCount == 0,
-               try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
-                unknown.append(deliveryID)
+        return try write("record acknowledgements") { db in
+            var unknown: [UUID] = []
+            let update = try db.cachedStatement(sql: """
+                UPDATE delivery SET state = ?, acknowledgedAt = ?
+                WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
+                """)
+            let check = try db.cachedStatement(sql: """
+                SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+                """)
+            let dateValue = date.databaseValue
+            for deliveryID in deliveryIDs {
+                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
+                if db.changesCount == 0,
+                   try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
+                    unknown.append(deliveryID)
+                }
             }
+            return unknown
         }
-        return unknown
     }
 
     /// Records a custom-scheme URL delivery, committed at once.

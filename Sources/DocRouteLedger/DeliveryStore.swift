@@ -31,9 +31,6 @@ package protocol DeliveryStore: Sendable {
     func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery]
     /// How many deliveries the handler is owed.
     func owedCount(bundleIdentifier: String) async throws -> Int
-    /// Records acknowledgements (one transaction for the batch), visible at once but not flushed
-    /// to disk by themselves: the next durable write, or ``makeAcknowledgementsDurable()``, does.
+    /// Records acknowledgements durably (one transaction for the batch).
     func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws
-    /// Flushes every acknowledgement recorded so far to disk.
-    func makeAcknowledgementsDurable() async throws
 }

@@ -6,10 +6,9 @@ import Logging
 /// Sends each handler what the ledger says it is owed: one `launch` per subscription, then
 /// `openURL` in commit order, at most `window` unacknowledged at a time per connection.
 ///
-/// Acknowledgements are buffered and written to the ledger in batches, in the background, without
-/// a flush of their own: an `ack` never waits for a disk flush, and a stream of them does not put
-/// a flush per batch on the disk beside the deliveries' commits; they are flushed before the
-/// daemon answers a later request. An acknowledgement lost in a crash only means the document is
+/// Acknowledgements are buffered and written to the ledger in batches, in the background: an
+/// `ack` never waits for a disk flush, so a handler that acknowledges each event at once is not
+/// held to one flush per event. An acknowledgement lost in a crash only means the document is
 /// sent again, which the protocol allows (at least once); ``acknowledgementsWritten()`` lets a
 /// later request see them all on disk.
 ///
@@ -43,9 +42,6 @@ package actor HandlerDispatcher {
     var pendingAcknowledgements: [DeliveryAcknowledgement] = []
     /// Writes ``pendingAcknowledgements`` until none is left; nil when idle.
     var acknowledgementWriter: Task<Void, Never>?
-    /// Acknowledgements were written without a flush of their own since the last flush: they are
-    /// written as they stream in, and flushed (``acknowledgementsWritten()``) before a later answer.
-    var acknowledgementsNotFlushed = false
     /// Called when a document is committed for a handler that no connection is subscribed as.
     let onUnsubscribedDelivery: @Sendable (String) -> Void
     /// Whether the debug log gets the dispatch and acknowledgement step timings (for
@@ -159,18 +155,9 @@ package actor HandlerDispatcher {
         }
     }
 
-    /// Returns once every acknowledgement received so far is in the ledger, on disk (or failed to
-    /// be): before the daemon answers any later request (PROTOCOL.md: an acknowledged delivery is
-    /// never sent again once the daemon answered a later request).
+    /// Returns once every acknowledgement received so far is in the ledger (or failed to be).
     package func acknowledgementsWritten() async {
         while let writer = acknowledgementWriter { await writer.value }
-        guard acknowledgementsNotFlushed else { return }
-        acknowledgementsNotFlushed = false
-        do {
-            try await store.makeAcknowledgementsDurable()
-        } catch {
-            logger.error("acknowledgements could not be flushed to disk; after a crash of the machine the documents may be sent again: \(error)")
-        }
     }
 
     /// Writes buffered acknowledgements, one transaction for all that arrived meanwhile.
@@ -182,7 +169,6 @@ package actor HandlerDispatcher {
             let started = profiling ? ContinuousClock.now : nil
             do {
                 try await store.acknowledge(batch)
-                acknowledgementsNotFlushed = true
             } catch {
                 logger.error("acknowledgements could not be recorded; the documents will be sent again: \(error)")
             }

@@ -87,30 +87,6 @@ import Testing
         #expect(try ledger.record(deliveryID: first[1].deliveryID) == nil)
     }
 
-    @Test func acknowledgementsWrittenWithoutAFlushAreSeenAndFlushedLater() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let ids: [UUID]
-        do {
-            let ledger = try Fixtures.ledger(scratch)
-            let files = ["a", "b", "c"].map { stagedFile($0) }
-            try ledger.stage(files)
-            _ = try ledger.commit(files.map(\.deliveryID))
-            ids = files.map(\.deliveryID)
-            let unknown = UUID()
-            #expect(try ledger.acknowledge(deliveryIDs: [ids[0], ids[1], unknown], handled: true, bundleIdentifier: "com.example.viewer", durably: false) == [unknown])
-            // Seen at once by the next read, which is what the dispatcher's next refill asks.
-            #expect(try ledger.pending(bundleIdentifier: "com.example.viewer").map(\.deliveryID) == [ids[2]])
-            try ledger.flushAcknowledgements()
-            // Durable writes after it still work with the connection's flush setting put back.
-            #expect(try ledger.acknowledge(deliveryIDs: [ids[2]], handled: false, bundleIdentifier: "com.example.viewer") == [])
-        }
-        let reopened = try Fixtures.ledger(scratch)
-        #expect(try reopened.pending(bundleIdentifier: "com.example.viewer").isEmpty)
-        #expect(try reopened.record(deliveryID: ids[0])?.state == .acknowledged)
-        #expect(try reopened.record(deliveryID: ids[2])?.state == .declined)
-    }
-
     @Test func theLedgerSurvivesReopening() throws {
         let scratch = try TemporaryFolder()
         defer { scratch.remove() }
