@@ -236,8 +236,8 @@ package final class DeliveryLedger: Sendable {
     /// first: what it is owed, in the order the copies were committed.
     package func pending(bundleIdentifier: String, after sequence: Int64 = 0, limit: Int = 100) throws -> [LedgerRecord] {
         try read("read pending deliveries") { db in
-            // Cached: the dispatcher reads this once per quarter window while a burst lasts, and
-            // preparing it each time was a tenth of the ledger's time in a burst.
+            // Cached, as ``pendingEvents(bundleIdentifier:after:limit:)`` (what the dispatcher reads
+            // once per quarter window): preparing it each time was a tenth of the ledger's time.
             let statement = try db.cachedStatement(sql: """
                 SELECT * FROM delivery
                 WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
