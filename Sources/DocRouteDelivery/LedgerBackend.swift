@@ -261,7 +261,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     static func event(for record: PendingEvent) -> DocumentEvent? {
         var annotation: [String: PropertyListValue] = [:]
         // Read for every document sent; JSONDecoder took 4% of the daemon's time in a burst here.
-        if let text = record.annotation, let json = JSONValue(parsingJSON: text.utf8),
+        if let text = record.annotation, let json = JSONValue(parsingJSON: text),
            case .dictionary(let object)? = PropertyListValue(json) {
             annotation = object
         }

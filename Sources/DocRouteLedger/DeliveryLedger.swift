@@ -233,22 +233,8 @@ package final class DeliveryLedger: Sendable {
     // MARK: Handlers' side
 
     /// Committed, unacknowledged deliveries of a handler with a sequence above `sequence`, oldest
-    /// first: what it is owed, in the order the copies were committed.
-    package func pending(bundleIdentifier: String, after sequence: Int64 = 0, limit: Int = 100) throws -> [LedgerRecord] {
-        try read("read pending deliveries") { db in
-            // Cached, as ``pendingEvents(bundleIdentifier:after:limit:)`` (what the dispatcher reads
-            // once per quarter window): preparing it each time was a tenth of the ledger's time.
-            let statement = try db.cachedStatement(sql: """
-                SELECT * FROM delivery
-                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
-                ORDER BY sequence LIMIT ?
-                """)
-            return try LedgerRecord.fetchAll(statement, arguments: [bundleIdentifier, sequence, limit])
-        }
-    }
-
-    /// ``pending(bundleIdentifier:after:limit:)`` with only what an event needs: what the
-    /// dispatcher reads.
+    /// first: what it is owed, in the order the copies were committed. Only what an event needs
+    /// is read (``PendingEvent``): the dispatcher reads this once per quarter window.
     package func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int) throws -> [PendingEvent] {
         try read("read pending deliveries") { db in
             let statement = try db.cachedStatement(sql: """

@@ -82,74 +82,44 @@ struct JSONParser {
     }
 
     private mutating func object() throws(Failure) -> JSONValue {
-        try enter()
-        index += 1
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if current == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            guard current == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes") }
-            let key = try string()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("expected ':' after a member name") }
-            index += 1
-            skipWhitespace()
-            let member = try value()
+        try items(closing: UInt8(ascii: "}"), of: "an object") { parser throws(Failure) in
+            guard parser.current == UInt8(ascii: "\"") else { throw parser.failure("expected a member name in quotes") }
+            let key = try parser.string()
+            parser.skipWhitespace()
+            guard parser.current == UInt8(ascii: ":") else { throw parser.failure("expected ':' after a member name") }
+            parser.index += 1
+            parser.skipWhitespace()
+            let member = try parser.value()
             if members[key] == nil { members[key] = member }
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ",")?:
-                index += 1
-                skipWhitespace()
-                if current == UInt8(ascii: "}") {
-                    index += 1
-                    depth -= 1
-                    return .object(members)
-                }
-            case UInt8(ascii: "}")?:
-                index += 1
-                depth -= 1
-                return .object(members)
-            default:
-                throw failure("expected ',' or '}' in an object")
-            }
         }
+        return .object(members)
     }
 
     private mutating func array() throws(Failure) -> JSONValue {
+        var elements: [JSONValue] = []
+        try items(closing: UInt8(ascii: "]"), of: "an array") { parser throws(Failure) in elements.append(try parser.value()) }
+        return .array(elements)
+    }
+
+    /// Reads the members or elements of an object or array (`index` at its opening bracket), each
+    /// by `item`, up to and past `closing`. A comma may come before the closing bracket.
+    private mutating func items(closing: UInt8, of kind: String, _ item: (inout JSONParser) throws(Failure) -> Void) throws(Failure) {
         try enter()
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array(elements)
-        }
-        while true {
-            elements.append(try value())
+        while current != closing {
+            try item(&self)
             skipWhitespace()
-            switch current {
-            case UInt8(ascii: ",")?:
+            if current == UInt8(ascii: ",") {
                 index += 1
                 skipWhitespace()
-                if current == UInt8(ascii: "]") {
-                    index += 1
-                    depth -= 1
-                    return .array(elements)
-                }
-            case UInt8(ascii: "]")?:
-                index += 1
-                depth -= 1
-                return .array(elements)
-            default:
-                throw failure("expected ',' or ']' in an array")
+            } else if current != closing {
+                throw failure("expected ',' or '\(Character(Unicode.Scalar(closing)))' in \(kind)")
             }
         }
+        index += 1
+        depth -= 1
     }
 
     /// A string; `index` is at its opening quote. The bytes are valid UTF-8 (the caller checked).

@@ -102,10 +102,12 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 }
 
 extension JSONValue {
-    /// Reads one JSON text (UTF-8) as `JSONDecoder` would decode it into a `JSONValue`, without
-    /// its cost (see `JSONParser`); nil when it is not JSON.
-    public init?(parsingJSON text: some Collection<UInt8>) {
-        guard String(validating: text, as: UTF8.self) != nil, let value = try? JSONParser.parse(text) else { return nil }
+    /// Reads one JSON text as `JSONDecoder` would decode it into a `JSONValue`, without its cost
+    /// (see `JSONParser`); nil when it is not JSON.
+    public init?(parsingJSON text: String) {
+        // A String is valid UTF-8 already, which is all the parser asks of its bytes.
+        var text = text
+        guard let value = text.withUTF8({ try? JSONParser.parse($0) }) else { return nil }
         self = value
     }
 }

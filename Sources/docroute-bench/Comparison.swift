@@ -9,6 +9,8 @@ struct Comparison: Codable, Sendable {
         var loadAverageAtStart: [Double]
         var loadAverageAtEnd: [Double] = []
         var quick: Bool
+        /// Each side of a burst ran on an ext4 made for it (`--fresh-file-system`).
+        var freshFileSystems: Bool? = nil
         var startedAt: String
         var minutes: Double = 0
     }

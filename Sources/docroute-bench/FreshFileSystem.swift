@@ -40,10 +40,15 @@ final class FreshFileSystem {
         Self.current = mountPoint
     }
 
-    /// Unmounts and removes the image.
+    /// Unmounts and removes the image; one still mounted is left, and said so.
     func remove() {
         Self.current = nil
-        try? Self.run("/bin/umount", [mountPoint])
+        do {
+            try Self.run("/bin/umount", [mountPoint])
+        } catch {
+            progress("could not unmount \(mountPoint) (\(error)); its image \(image) is left for you to remove after `umount`")
+            return
+        }
         try? FileManager.default.removeItem(atPath: image)
         try? FileManager.default.removeItem(atPath: mountPoint)
     }

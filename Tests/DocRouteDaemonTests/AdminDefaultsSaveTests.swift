@@ -2,10 +2,7 @@ import DocRouteHandlers
 import Foundation
 import SystemPackage
 import Testing
-@testable import DocRouteConfiguration
 import DocRouteTestSupport
-@testable import DocRouteDelivery
-@testable import DocRoutePlatform
 
 /// `docroutectl default set` writes defaults.json with the daemon's one atomic writer.
 @Suite struct AdminDefaultsSaveTests {

@@ -2,13 +2,6 @@ import DocRouteTestSupport
 import Foundation
 import Testing
 @testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
 @testable import DocRouteServer
 
 /// What an administrator gets from a configuration that leaves keys out: the defaults docroute.toml(5)

@@ -1,12 +1,5 @@
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
 @testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
 @testable import DocRouteOperations
-@testable import DocRoutePlatform
-@testable import DocRouteServer
 import DocRouteTestSupport
 import Foundation
 import SystemPackage
@@ -19,12 +12,21 @@ import Glibc
 @Suite struct DeliveryBatchTests {
     let mailbox = "Documents/Inbox/Mail"
 
-    @Test func twoHundredSmallFilesArriveWholeInOrderAndLeaveTheInbox() throws {
+    /// How most of these tests start: a scratch folder with the viewer's container and an open
+    /// inbox. The caller closes the inbox, then removes the folder.
+    static func viewerScene() throws -> (scratch: TemporaryFolder, container: FilePath, inbox: TestInbox) {
         let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        do {
+            return (scratch, try scratch.folder("containers/com.example.viewer"), try TestInbox(scratch.path("inbox")))
+        } catch {
+            scratch.remove()
+            throw error
+        }
+    }
+
+    @Test func twoHundredSmallFilesArriveWholeInOrderAndLeaveTheInbox() throws {
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         var names: [String] = []
         for index in 0..<200 {
             let name = String(format: "file-%03d.pdb", index)
@@ -69,11 +71,8 @@ import Glibc
         DeliveryBatch.Options(dataSync: .eachFile, copyMethod: .copyFileRange, bufferSize: 1),
     ])
     func everyCopyAndSyncMethodDeliversTheSameBytes(options: DeliveryBatch.Options) throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         let sizes = [0, 1, 4096, 65_535, 65_536, 65_537, 1_000_000]
         for (index, size) in sizes.enumerated() { try scratch.write("inbox/f\(index).bin", Fixtures.content(index, size: size)) }
         try scratch.write("inbox/abc.txt", "abc")
@@ -94,11 +93,8 @@ import Glibc
     /// must still be that of the whole copy, whichever way the bytes went.
     @Test(arguments: [SandboxWriter.CopyMethod.copyFileRange, .default, .readWrite])
     func aLargeFileHashedWhileItIsCopiedHasTheDigestOfItsBytes(method: SandboxWriter.CopyMethod) throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         let size = Int(SandboxWriter.followingHashThreshold) + 8_388_609
         let content = Fixtures.content(7, size: size)
         try scratch.write("inbox/large.bin", content)
@@ -124,11 +120,8 @@ import Glibc
     /// write-back started while it was copied), so the batch's syncfs need not wait for it; a
     /// small one waits for the batch's. Either way the bytes are the source's.
     @Test func aLargeCopyIsSyncedByItselfAndASmallOneByTheBatch() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         let writer = SandboxWriter()
         let folder = try writer.openFolder(root: container, components: ["Documents"], owner: nil, create: true)
         defer { folder.close() }
@@ -154,11 +147,8 @@ import Glibc
     /// the first removed the source or renamed it aside to be reclaimed.
     @Test(arguments: [false, true])
     func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool) throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         for name in ["a.pdb", "both.pdb", "c.pdb"] { try scratch.write("inbox/\(name)", Array(name.utf8)) }
         let ledger = try Fixtures.ledger(scratch)
         let reclaimer = SourceReclaimer(logger: Fixtures.logger)
@@ -188,11 +178,8 @@ import Glibc
     /// A crash between commit and the source's removal left the source in its inbox; the intake
     /// offers it again before any recovery ran: it is removed, not delivered a second time.
     @Test func aSourceDeliveredBeforeIsRemovedNotDeliveredAgain() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/1abc.pdb", "pdb")
         try scratch.write("inbox/new.pdb", "new")
         let ledger = try Fixtures.ledger(scratch)
@@ -223,11 +210,8 @@ import Glibc
     }
 
     @Test func filesAreReadableByTheirHandlerOnly() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/a.txt", "a")
         let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
         var request = try inbox.request("a.txt", container: container)
@@ -321,11 +305,8 @@ import Glibc
     /// The handler creates a file under the chosen name after the rows were staged and before
     /// the rename: the copy takes the next name, the ledger says so, the handler's file is intact.
     @Test func aNameTakenBetweenNamingAndRenameGetsTheNextCounter() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/1abc.pdb", "ours")
         let ledger = try Fixtures.ledger(scratch)
         let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
@@ -346,11 +327,8 @@ import Glibc
     /// The intake has the source open; someone removes its name before delivery. The open
     /// descriptor still holds every byte, so it is delivered whole.
     @Test func aSourceRemovedAfterOpeningIsStillDeliveredWhole() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/gone.bin", Fixtures.content(1, size: 300_000))
         let request = try inbox.request("gone.bin", container: container)
         try FileManager.default.removeItem(atPath: scratch.path("inbox/gone.bin").string)
@@ -369,11 +347,8 @@ import Glibc
     /// to be delivered once the writer closes it.
     @Test(arguments: [-1000, 1000])
     func aSourceChangingDuringTheCopyIsNotDelivered(delta: Int) throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/growing.bin", Fixtures.content(2, size: 500_000))
         try scratch.write("inbox/steady.bin", "steady")
         let requests = [try inbox.request("growing.bin", container: container), try inbox.request("steady.bin", container: container)]
@@ -388,11 +363,8 @@ import Glibc
     }
 
     @Test func aFolderIsNotDelivered() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.folder("inbox/sub.pdb")
         let outcome = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
             .deliver([try inbox.request("sub.pdb", container: container)])
@@ -401,11 +373,8 @@ import Glibc
     }
 
     @Test func aSourceNameThatIsNotUTF8IsDeliveredAndRemoved() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         // "café.txt" in Latin-1.
         let raw: [CChar] = [0x63, 0x61, 0x66, CChar(bitPattern: 0xE9), 0x2E, 0x74, 0x78, 0x74, 0]
         let component = try #require(FilePath.Component(platformString: raw))
@@ -425,11 +394,8 @@ import Glibc
     }
 
     @Test func mailAnnotationsKeepTheirEntries() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        let container = try scratch.folder("containers/com.example.viewer")
-        let inbox = try TestInbox(scratch.path("inbox"))
-        defer { inbox.close() }
+        let (scratch, container, inbox) = try Self.viewerScene()
+        defer { inbox.close(); scratch.remove() }
         try scratch.write("inbox/1abc.pdb", "pdb")
         let extra = #"{"from":"brad@sunsetlakesoftware.com","subject":"A \"molecule\"","messageID":"<1@x>","size":"wrong"}"#
         let outcome = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)

@@ -1,10 +1,8 @@
 import Foundation
 import SystemPackage
 import Testing
-@testable import DocRouteConfiguration
 import DocRouteTestSupport
 @testable import DocRouteDelivery
-@testable import DocRoutePlatform
 
 #if canImport(Glibc)
 import Glibc

@@ -1,14 +1,6 @@
 import DocRouteTestSupport
 import Foundation
 @testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
-@testable import DocRouteServer
 
 extension Fixtures {
     /// A configuration with every folder in `folder` (`state`, `state/containers`, `quarantine`,

@@ -1,14 +1,6 @@
 import DocRouteTestSupport
 import SystemPackage
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
-@testable import DocRouteIntake
 @testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
-@testable import DocRouteServer
 
 extension Fixtures {
     /// A ledger in `<folder>/state`, as the daemon opens it.

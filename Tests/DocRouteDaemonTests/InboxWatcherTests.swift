@@ -2,15 +2,7 @@ import DocRouteTestSupport
 import Foundation
 import NIOPosix
 import Testing
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
 @testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
-@testable import DocRouteServer
 
 #if canImport(Glibc)
 import Glibc

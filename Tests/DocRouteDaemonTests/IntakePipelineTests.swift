@@ -8,10 +8,7 @@ import Testing
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
 @testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
 @testable import DocRouteOperations
-@testable import DocRoutePlatform
 @testable import DocRouteServer
 
 #if canImport(Glibc)

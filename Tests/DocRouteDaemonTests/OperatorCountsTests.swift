@@ -1,13 +1,9 @@
 @testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
 @testable import DocRouteIntake
 @testable import DocRouteLedger
-@testable import DocRouteMaildir
 @testable import DocRouteOperations
 @testable import DocRoutePlatform
 import DocRouteProtocol
-@testable import DocRouteServer
 import DocRouteTestSupport
 import Foundation
 import Logging

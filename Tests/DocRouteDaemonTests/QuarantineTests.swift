@@ -1,12 +1,5 @@
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
 @testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
 @testable import DocRoutePlatform
-@testable import DocRouteServer
 import DocRouteTestSupport
 import Foundation
 import SystemPackage

@@ -5,10 +5,6 @@ import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
 @testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
 @testable import DocRouteServer
 
 /// The daemon's states: what it refuses before it started and after it stopped, and what it

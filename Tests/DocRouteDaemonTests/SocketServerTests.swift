@@ -3,13 +3,6 @@ import Foundation
 import Logging
 import NIOPosix
 import Testing
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
-@testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteOperations
-@testable import DocRoutePlatform
 @testable import DocRouteServer
 #if canImport(Glibc)
 import Glibc

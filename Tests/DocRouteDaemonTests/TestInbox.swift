@@ -2,15 +2,8 @@ import DocRouteTestSupport
 import Foundation
 import Logging
 import SystemPackage
-@testable import DocRouteConfiguration
-@testable import DocRouteDaemon
 @testable import DocRouteDelivery
-@testable import DocRouteIntake
-@testable import DocRouteLedger
-@testable import DocRouteMaildir
-@testable import DocRouteOperations
 @testable import DocRoutePlatform
-@testable import DocRouteServer
 
 #if canImport(Glibc)
 import Glibc

@@ -60,6 +60,11 @@ import Testing
         #expect((try? JSONParser.parse(Array(allowed.utf8))) != nil)
     }
 
+    @Test func aStoredAnnotationReadsBackAsAValue() {
+        #expect(JSONValue(parsingJSON: #"{"k":["v",2,true]}"#) == .object(["k": .array([.string("v"), .integer(2), .bool(true)])]))
+        #expect(JSONValue(parsingJSON: #"{"k":"#) == nil)
+    }
+
     @Test func aBadLineSaysItIsNotJSON() {
         #expect(throws: ProtocolError.self) { try ClientMessage(decoding: Array(#"{"type":"ack","handled":tru}"#.utf8)) }
     }
