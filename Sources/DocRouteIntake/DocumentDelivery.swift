@@ -2,6 +2,7 @@ import DocRouteProtocol
 
 /// One document to copy into a handler's sandbox, already opened, typed and routed.
 package struct DocumentDelivery: Sendable {
+    /// The opened source; its head, read for typing, is not kept.
     package var source: IntakeFile
     /// Where the source lives, to remove it once its copy is durable; nil to leave it (an `open` of
     /// a client's own file copies it and never touches the original).
@@ -32,7 +33,7 @@ package struct DocumentDelivery: Sendable {
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
                 owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
                 fileName: String? = nil, messageID: String? = nil, partPath: String? = nil) {
-        self.source = source
+        self.source = source.withoutHead
         self.sourceFolder = sourceFolder
         self.sourceName = sourceName
         self.sourcePath = sourcePath

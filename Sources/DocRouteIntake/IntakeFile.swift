@@ -116,6 +116,13 @@ package struct IntakeFile: Sendable {
             ownerUID: info.userID, linkCount: info.linkCount, head: head))
     }
 
+    /// The same file without its head: a document in flight keeps its descriptor and status, not
+    /// the bytes it was typed from (up to 4 KiB each, some 3 MiB of a burst's peak heap).
+    var withoutHead: IntakeFile {
+        IntakeFile(descriptor: descriptor, device: device, inode: inode, size: size,
+                   modificationTimeNanoseconds: modificationTimeNanoseconds, ownerUID: ownerUID, linkCount: linkCount, head: [])
+    }
+
     static func kindName(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFIFO: "FIFO"
