@@ -63,6 +63,27 @@ import Testing
         #expect(tally.deliveredToday(at: morning) == 1)
     }
 
+    /// The tally keeps its day's end instead of asking the calendar at each commit: a day of 23
+    /// hours (clocks forward) still ends at local midnight, and a clock set back starts over.
+    @Test func tallyDaysEndAtLocalMidnightAcrossAClockChange() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        // 2026-03-29, the day clocks go forward in Berlin: 00:30 local is 23:30 UTC the day before.
+        let start = try #require(calendar.date(from: DateComponents(year: 2026, month: 3, day: 29, hour: 0, minute: 30)))
+        var tally = LedgerTally(statistics: nil, now: start, calendar: calendar)
+        tally.committed("com.example.a", at: start)
+        let lateThatDay = try #require(calendar.date(from: DateComponents(year: 2026, month: 3, day: 29, hour: 23, minute: 59)))
+        tally.committed("com.example.a", at: lateThatDay)
+        #expect(tally.deliveredToday("com.example.a", at: lateThatDay) == 2)
+        let nextMorning = lateThatDay.addingTimeInterval(120)
+        tally.committed("com.example.a", at: nextMorning)
+        #expect(tally.deliveredToday("com.example.a", at: nextMorning) == 1)
+        // The clock set back a day: that day starts over too.
+        tally.committed("com.example.a", at: start)
+        #expect(tally.deliveredToday("com.example.a", at: start) == 1)
+        #expect(tally.counts["com.example.a"] == [.committed: 4])
+    }
+
     @Test func metricsRenderAsPrometheusTextWithTheExpectedValues() throws {
         let metrics = DeliveryMetrics()
         metrics.delivery(handler: "com.example.a", outcome: .delivered, bytes: 5_120, latency: .milliseconds(30))
