@@ -72,7 +72,11 @@ extension DeliveryBatch {
                     // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
                     continue
                 case .gone, .notOurs:
-                    settled.append(index)
+                    // An earlier delivery's source may be gone because an earlier batch took it
+                    // aside, not yet synced: noting it here could outlive a crash that undoes that
+                    // rename (the source would come back, noted as removed, and be delivered
+                    // again). The reclaimer notes it after its `syncfs`, or the next start checks.
+                    if items[index].earlier == nil { settled.append(index) }
                     continue
                 case .removed:
                     break

@@ -70,7 +70,7 @@ extension DeliveryBatch {
                 device: found.device, inode: found.inode, mode: found.mode, linkCount: found.linkCount,
                 userID: found.userID, groupID: found.groupID,
                 size: Self.packageSourceMarker, modificationTimeNanoseconds: Self.packageSourceMarker)
-            if let earlier = try ledger.deliveredRecords(forSources: [(sourceStatus, FilePath(request.sourcePath), false)])[0] {
+            if let earlier = try ledger.deliveredRecords(forSources: [(sourceStatus, FilePath(request.sourcePath))])[0] {
                 removePackageSource(request, status: sourceStatus, deliveryID: earlier.deliveryID)
                 return .alreadyDelivered(earlier)
             }

@@ -20,8 +20,10 @@ import SystemPackage
 ///    meanwhile gets the next counter, recorded first), and each folder is synced once;
 /// 5. one transaction commits the rows, giving them their sequence: from here on a handler is
 ///    owed the event, and only now is a request reported `committed`;
-/// 6. the sources are removed (only if the inbox name still holds the same, unchanged file) and
-///    each inbox folder synced once.
+/// 6. the sources are taken out of their inboxes (only if the inbox name still holds the same,
+///    unchanged file): renamed aside for the ``SourceReclaimer``, or removed and each inbox
+///    folder synced once. ``complete(_:committed:)`` hands this step back as a ``SourceRemoval``,
+///    to run while the next batch commits.
 ///
 /// A crash between any two steps is settled by ``recover(containerRoots:)`` at the next start.
 ///
@@ -103,9 +105,13 @@ package final class DeliveryBatch: Sendable {
     /// step sooner (a source still seen in its inbox meanwhile is found delivered and removed).
     /// A source delivered meanwhile by an earlier batch (the same file seen twice) is found here,
     /// its fresh copy dropped.
-    package func complete(_ batch: PreparedBatch, committed: @escaping ([Outcome]) -> Void) {
+    ///
+    /// Step 6, taking the sources out of their inboxes, is returned undone: run it with
+    /// ``SourceRemoval/run()``, in batch order, on a thread of its own, so the next batch commits
+    /// meanwhile (the lookup of step 0 allows for sources taken out while it runs).
+    package func complete(_ batch: PreparedBatch, committed: @escaping ([Outcome]) -> Void) -> SourceRemoval {
         serial.withLock { _ in
-            _ = complete(batch, stoppingAfter: .removeSources, beforePlacing: nil, committed: committed)
+            commitSteps(batch, stoppingAfter: .removeSources, beforePlacing: nil, committed: committed).removal
         }
     }
 
@@ -170,8 +176,10 @@ package final class DeliveryBatch: Sendable {
     private func run(_ requests: [Request], stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
                      afterEachCopy: ((Int) -> Void)?) -> [Outcome] {
         guard !requests.isEmpty else { return [] }
-        return complete(prepare(requests, stoppingAfter: lastStep, afterEachCopy: afterEachCopy),
-                        stoppingAfter: lastStep, beforePlacing: beforePlacing)
+        let (outcomes, removal) = commitSteps(prepare(requests, stoppingAfter: lastStep, afterEachCopy: afterEachCopy),
+                                              stoppingAfter: lastStep, beforePlacing: beforePlacing)
+        if lastStep > .commit { removal.run() }
+        return outcomes
     }
 
     private func prepare(_ requests: [Request], stoppingAfter lastStep: Step, afterEachCopy: ((Int) -> Void)? = nil) -> PreparedBatch {
@@ -188,23 +196,24 @@ package final class DeliveryBatch: Sendable {
         return batch
     }
 
-    private func complete(_ batch: PreparedBatch, stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
-                          committed: (([Outcome]) -> Void)? = nil) -> [Outcome] {
+    /// Steps 0 and 3 to 5 (up to `lastStep`); step 6 is returned for the caller to run.
+    private func commitSteps(_ batch: PreparedBatch, stoppingAfter lastStep: Step, beforePlacing: (() -> Void)?,
+                             committed: (([Outcome]) -> Void)? = nil) -> (outcomes: [Outcome], removal: SourceRemoval) {
         var batch = batch
         defer { batch.closeFolders() }
-        guard !batch.items.isEmpty else { return [] }
+        guard !batch.items.isEmpty else { return ([], SourceRemoval(batch: self, items: [], timings: batch.timings, started: batch.started)) }
         var items = batch.items
         var timings = batch.timings
         timings.mark("queued")
         findEarlierDeliveries(&items)
         timings.mark("lookup")
-        if lastStep > .sync { stage(&items) }
+        if lastStep > .sync { stage(&items, timings: &timings) }
         timings.mark("stage")
         if lastStep > .stage {
             beforePlacing?()
-            place(&items)
+            place(&items, timings: &timings)
         }
-        timings.mark("place")
+        timings.mark("syncFolders")
         if lastStep > .place { commit(&items) }
         timings.mark("commit")
         let outcomes = items.map { item -> Outcome in
@@ -217,24 +226,7 @@ package final class DeliveryBatch: Sendable {
             return .failed(item.error ?? DeliveryError(code: .io, message: "The batch stopped before this delivery was committed."))
         }
         committed?(outcomes)
-        // Removing sources changes no outcome: a committed copy stays committed whatever happens.
-        // A ledger removed or replaced meanwhile took the commit with it: the sources stay (the
-        // daemon stops; a copy delivered twice is better than a file lost).
-        if lastStep > .commit {
-            do {
-                try ledger.confirmInPlace()
-                removeSources(&items)
-            } catch {
-                logger.critical("sources left in their inboxes: \(error)")
-            }
-        }
-        timings.mark("remove")
-        let failed = outcomes.count { $0.error != nil }
-        logger.debug("delivered a batch", metadata: [
-            "files": "\(items.count)", "failed": "\(failed)",
-            "duration": "\(ContinuousClock.now - batch.started)", "steps": "\(timings)",
-        ])
-        return outcomes
+        return (outcomes, SourceRemoval(batch: self, items: items, timings: timings, started: batch.started))
     }
 
     func fail(_ item: inout Item, _ error: any Error) {
@@ -255,12 +247,12 @@ package final class DeliveryBatch: Sendable {
     /// still sees that commit: a source found delivered keeps no copy.
     private func findEarlierDeliveries(_ items: inout [Item]) {
         do {
-            let earlier = try ledger.deliveredRecords(forSources: items.map { item in
-                // Taken out of its inbox meanwhile (by the batch before, which delivered it and
-                // renamed it aside or removed it, or by its dropper)? Only then may a delivery whose
-                // source is marked removed be this very file (see deliveredRecords(forSources:)).
-                (item.request.sourceStatus, item.request.sourcePath, !item.request.isStillInItsInbox)
-            })
+            // Taken out of its inbox meanwhile (by the batch before, which delivered it and renamed
+            // it aside or removed it, or by its dropper)? Only then may a delivery whose source is
+            // marked removed be this very file (see deliveredRecords(forSources:isTakenOut:)).
+            let earlier = try ledger.deliveredRecords(
+                forSources: items.map { ($0.request.sourceStatus, $0.request.sourcePath) },
+                isTakenOut: { !items[$0].request.isStillInItsInbox })
             for (index, record) in earlier {
                 items[index].earlier = record
                 if let temporary = items[index].temporary, let folder = items[index].folder {
@@ -348,7 +340,7 @@ package final class DeliveryBatch: Sendable {
 
     // MARK: (c) stage
 
-    private func stage(_ items: inout [Item]) {
+    private func stage(_ items: inout [Item], timings: inout BatchStepTimings) {
         var reserved: [FolderKey: Set<String>] = [:]
         var nextCounter: [NameKey: Int] = [:]
         var records: [LedgerRecord] = []
@@ -398,6 +390,7 @@ package final class DeliveryBatch: Sendable {
                 fail(&items[index], error)
             }
         }
+        timings.mark("names")
         do {
             try ledger.stage(records)
         } catch {
@@ -410,7 +403,7 @@ package final class DeliveryBatch: Sendable {
 
     // MARK: (d) place
 
-    private func place(_ items: inout [Item]) {
+    private func place(_ items: inout [Item], timings: inout BatchStepTimings) {
         var reserved: [FolderKey: Set<String>] = [:]
         for item in items where item.record != nil && item.isAlive {
             reserved[item.folderKey, default: []].insert(item.finalName)
@@ -441,6 +434,7 @@ package final class DeliveryBatch: Sendable {
                 fail(&items[index], error)
             }
         }
+        timings.mark("place")
         for key in folderOrder {
             guard let indices = placedFolders[key], let folder = items[indices[0]].folder else { continue }
             do {

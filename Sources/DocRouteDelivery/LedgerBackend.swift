@@ -32,6 +32,10 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     let ledgerPool: NIOThreadPool
     /// Runs the unlinks of ``reclaimer``, so freeing sources never holds up a batch.
     let reclaimPool: NIOThreadPool
+    /// Takes committed batches' sources out of their inboxes (``SourceRemoval``), one batch after
+    /// the other in commit order, while ``pool`` commits the next batch: that step was a sixth of
+    /// the committing thread's time, which is what holds a burst's rate.
+    let sourcePool: NIOThreadPool
     let logger: Logger
     /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
     /// the intake quarantines them instead of touching them again.
@@ -54,6 +58,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         ledgerPool.start()
         reclaimPool = NIOThreadPool(numberOfThreads: 1)
         reclaimPool.start()
+        sourcePool = NIOThreadPool(numberOfThreads: 1)
+        sourcePool.start()
     }
 
     /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
@@ -83,6 +89,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         pool.shutdownGracefully { _ in }
         ledgerPool.shutdownGracefully { _ in }
         reclaimPool.shutdownGracefully { _ in }
+        sourcePool.shutdownGracefully { _ in }
     }
 
     func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -90,35 +97,43 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     }
 
     /// Copies a batch on ``copyPool``, then commits it on ``pool``, and fulfils `ticket` as soon
-    /// as it is committed; the pool thread goes on to remove the sources before it takes the next
-    /// batch. Both pools have one thread and take work in order, so batches commit in the order
-    /// they were submitted.
+    /// as it is committed; ``sourcePool`` then takes the sources out of their inboxes while the
+    /// next batch commits. The pools have one thread each and take work in order, so batches
+    /// commit, and their sources leave, in the order they were submitted.
     func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
         let stopped = { (count: Int) in
             ticket.fulfil(Array(repeating: .failed(DeliveryError(code: .io, message: "the delivery worker is stopped; the source stays in its inbox")), count: count))
         }
         reclaimer.batchStarted()
-        copyPool.submit { [batch, pool, reclaimer] state in
+        copyPool.submit { [batch, pool, sourcePool, reclaimer] state in
             guard case .active = state else {
                 reclaimer.batchFinished()
                 return stopped(requests.count)
             }
             let prepared = batch.prepare(requests)
             pool.submit { state in
-                defer { reclaimer.batchFinished() }
                 guard case .active = state else {
+                    reclaimer.batchFinished()
                     _ = batch.abandon(prepared)
                     return stopped(requests.count)
                 }
-                batch.complete(prepared) { outcomes in ticket.fulfil(outcomes.map(DocumentDeliveryOutcome.init)) }
+                let removal = batch.complete(prepared) { outcomes in ticket.fulfil(outcomes.map(DocumentDeliveryOutcome.init)) }
+                sourcePool.submit { state in
+                    defer { reclaimer.batchFinished() }
+                    // Stopped first: the sources stay, and the next start's recovery takes them out.
+                    guard case .active = state else { return }
+                    removal.run()
+                }
             }
         }
     }
 
     package func settle() async {
-        // A batch reaches `pool` only from `copyPool`: wait for the copying first.
+        // A batch reaches `pool` only from `copyPool`, its removal `sourcePool` only from `pool`:
+        // wait for each in that order.
         _ = try? await copyPool.runIfActive {}
         _ = try? await blocking {}
+        _ = try? await sourcePool.runIfActive {}
     }
 
     func ledgerWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

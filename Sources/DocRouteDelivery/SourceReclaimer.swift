@@ -38,11 +38,11 @@ package final class SourceReclaimer: Sendable {
 
     struct State: Sendable {
         var folder: Folder?
-        /// Sources in the folder (named by the UUID they were given there) with their deliveries,
-        /// not yet unlinked (any order will do). Two UUIDs, 32 bytes a source inline: a burst of
-        /// 100,000 keeps 3 MiB here, where a name as a `FilePath.Component` (a heap string each)
-        /// took three times that.
-        var waiting: [(aside: UUID, deliveryID: UUID)] = []
+        /// The deliveries whose sources wait in the folder, each named by its delivery's id, not
+        /// yet unlinked (any order will do). 16 bytes a source inline: a burst of 100,000 keeps
+        /// 1.6 MiB here, where a name as a `FilePath.Component` (a heap string each) took six
+        /// times that.
+        var waiting: [UUID] = []
         /// Batches handed to delivery and not yet completed.
         var batchesInFlight = 0
         /// When delivery last started or finished a batch.
@@ -140,12 +140,14 @@ package final class SourceReclaimer: Sendable {
         guard let folder = state.withLock({ $0.folder }), folder.device == expected.device else {
             return try Self.removeWithinInbox(name, in: directory, expected: expected, describing: path, logger: logger)
         }
-        let asideID = UUID()
-        let aside = Self.name(asideID)
+        // Named by its delivery (no fresh name to make, 16 bytes to keep): a delivery's source
+        // leaves its inbox once, and what is in the folder never goes back to an inbox.
+        let aside = Self.name(deliveryID)
         do {
-            // A fresh UUID taken already cannot happen; leave the source (removed at the next start) rather than guess.
+            // Taken: an earlier batch took this delivery's source aside already (the file was
+            // queued again while in flight), so what the name holds now is another file.
             guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: folder.descriptor) }) else {
-                throw DeliveryError(code: .nameExhausted, message: "\(path): the reclaim folder holds \(aside.string) already")
+                return .notOurs
             }
         } catch let error as DeliveryError where error.errno == .noSuchFileOrDirectory {
             return .gone
@@ -157,7 +159,7 @@ package final class SourceReclaimer: Sendable {
             try Self.putBack(aside, from: folder.descriptor, as: name, in: directory, describing: path, logger: logger)
             return .notOurs
         }
-        state.withLock { $0.waiting.append((asideID, deliveryID)) }
+        state.withLock { $0.waiting.append(deliveryID) }
         wakeUp.yield()
         return .deferred
     }
@@ -207,7 +209,7 @@ package final class SourceReclaimer: Sendable {
     /// returns how many were freed.
     @discardableResult
     package func reclaim(limit: Int) -> Int {
-        let (folder, entries): (Folder?, [(aside: UUID, deliveryID: UUID)]) = state.withLock { state in
+        let (folder, entries): (Folder?, [UUID]) = state.withLock { state in
             let count = min(limit, state.waiting.count)
             let entries = Array(state.waiting.suffix(count))
             state.waiting.removeLast(count)
@@ -216,7 +218,7 @@ package final class SourceReclaimer: Sendable {
         guard let folder, !entries.isEmpty else { return 0 }
         do {
             try DeliveryError.performing("sync file system of", folder.path.string) { try folder.descriptor.syncFileSystem() }
-            try noteRemoved(entries.map(\.deliveryID))
+            try noteRemoved(entries)
         } catch {
             // Nothing is freed before its note is durable: put them back, try again later.
             state.withLock { $0.waiting.append(contentsOf: entries) }
@@ -224,8 +226,8 @@ package final class SourceReclaimer: Sendable {
             return 0
         }
         var freed = 0
-        for (aside, _) in entries {
-            let name = Self.name(aside)
+        for deliveryID in entries {
+            let name = Self.name(deliveryID)
             do {
                 try DeliveryError.performing("remove", folder.path.appending(name).string) { try folder.descriptor.unlink(name) }
                 freed += 1
@@ -239,8 +241,8 @@ package final class SourceReclaimer: Sendable {
         return freed
     }
 
-    /// A source's name in the folder.
-    static func name(_ aside: UUID) -> FilePath.Component { FilePath.Component(aside.uuidString)! }
+    /// A source's name in the folder: its delivery's id.
+    static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.uuidString)! }
 
     /// Frees everything waiting (a copy met a full disk). Returns how many were freed.
     @discardableResult

@@ -144,9 +144,11 @@ import Glibc
 
     /// The intake copies a batch while the one before it commits: a file in both (seen twice)
     /// is delivered by the first, and the second drops its copy and removes nothing twice, whether
-    /// the first removed the source or renamed it aside to be reclaimed.
-    @Test(arguments: [false, true])
-    func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool) throws {
+    /// the first removed the source or renamed it aside to be reclaimed, and whether the first
+    /// batch's sources left their inbox before the second committed or only after (they leave on
+    /// a thread of their own).
+    @Test(arguments: [false, true], [false, true])
+    func aFileInTwoOverlappingBatchesIsDeliveredOnce(reclaiming: Bool, firstLeavesFirst: Bool) throws {
         let (scratch, container, inbox) = try Self.viewerScene()
         defer { inbox.close(); scratch.remove() }
         for name in ["a.pdb", "both.pdb", "c.pdb"] { try scratch.write("inbox/\(name)", Array(name.utf8)) }
@@ -159,8 +161,11 @@ import Glibc
         let second = batch.prepare([try inbox.request("both.pdb", container: container), try inbox.request("c.pdb", container: container)])
         var firstOutcomes: [DeliveryBatch.Outcome] = []
         var secondOutcomes: [DeliveryBatch.Outcome] = []
-        batch.complete(first) { firstOutcomes = $0 }
-        batch.complete(second) { secondOutcomes = $0 }
+        let firstRemoval = batch.complete(first) { firstOutcomes = $0 }
+        if firstLeavesFirst { firstRemoval.run() }
+        let secondRemoval = batch.complete(second) { secondOutcomes = $0 }
+        if !firstLeavesFirst { firstRemoval.run() }
+        secondRemoval.run()
 
         #expect(firstOutcomes.map { $0.record?.originalName } == ["a.pdb", "both.pdb"])
         guard case .alreadyDelivered(let earlier) = secondOutcomes[0] else {

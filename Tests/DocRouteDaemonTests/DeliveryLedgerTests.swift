@@ -56,6 +56,51 @@ import Testing
         #expect(try ledger.pending(bundleIdentifier: "com.example.other").map(\.deliveryID) == [other.deliveryID])
     }
 
+    /// A batch's lookup of earlier deliveries probes the inodes 64 at a time first: whatever a
+    /// batch holds (more than one probe, two devices, an inode recorded for another file), it finds
+    /// exactly the sources delivered before, as one read per source would.
+    @Test func earlierDeliveriesAreFoundAcrossProbesAndDevices() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let ledger = try Fixtures.ledger(scratch)
+        func record(_ index: Int, device: UInt64) -> LedgerRecord {
+            LedgerRecord(bundleIdentifier: "com.example.viewer", kind: .file, mailbox: "Mail", originalName: "f\(index)",
+                         finalPath: "/containers/com.example.viewer/Documents/Inbox/Mail/f\(index)", size: 1, state: .staged,
+                         sourcePath: FilePath("/inbox/f\(index)"), sourceDevice: device, sourceInode: UInt64(1000 + index),
+                         sourceSize: 1, sourceMtimeNs: 7)
+        }
+        // Delivered before: sources 3, 70 and 140 on device 1, 5 on device 2; 99 staged only.
+        let delivered = [record(3, device: 1), record(70, device: 1), record(140, device: 1), record(5, device: 2)]
+        try ledger.stage(delivered + [record(99, device: 1)])
+        _ = try ledger.commit(delivered.map(\.deliveryID))
+
+        var sources: [(status: FileStatus, path: FilePath)] = (0..<150).map { index in
+            (FileStatus(device: 1, inode: UInt64(1000 + index), size: 1, modificationTimeNanoseconds: 7), FilePath("/inbox/f\(index)"))
+        }
+        sources.append((FileStatus(device: 2, inode: 1005, size: 1, modificationTimeNanoseconds: 7), FilePath("/inbox/f5")))
+        // The inode of a delivered source, but another file now (rewritten: another mtime).
+        sources.append((FileStatus(device: 1, inode: 1003, size: 1, modificationTimeNanoseconds: 8), FilePath("/inbox/f3")))
+
+        var asked: Set<Int> = []
+        let found = try ledger.deliveredRecords(forSources: sources, isTakenOut: { asked.insert($0); return false })
+
+        #expect(found.keys.sorted() == [3, 70, 140, 150])
+        // Only sources whose inode a row records are looked at by name.
+        #expect(asked.sorted() == [3, 70, 99, 140, 150, 151])
+        #expect(found[70]?.deliveryID == delivered[1].deliveryID)
+        #expect(found[150]?.deliveryID == delivered[3].deliveryID)
+        #expect(try ledger.deliveredRecords(forSources: []).isEmpty)
+
+        // The batch before took source 3 out of its inbox and noted it between the look at its
+        // name and the read: looking again after the miss finds it delivered.
+        try ledger.markSourcesRemoved([delivered[0].deliveryID], durably: true)
+        var looks = 0
+        let seenLate = try ledger.deliveredRecords(forSources: [sources[3]], isTakenOut: { _ in looks += 1; return looks > 1 })
+        #expect(seenLate[0]?.deliveryID == delivered[0].deliveryID)
+        #expect(looks == 2)
+        #expect(try ledger.deliveredRecords(forSources: [sources[3]]).isEmpty, "a file still under the name of a source taken out is a new one")
+    }
+
     @Test func stagedDeliveriesAreNeitherPendingNorAcknowledgeable() throws {
         let scratch = try TemporaryFolder()
         defer { scratch.remove() }

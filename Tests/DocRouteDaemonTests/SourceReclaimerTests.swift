@@ -180,6 +180,33 @@ import Glibc
         if reclaimFolder { #expect(scratch.list("state/reclaim") == []) }
     }
 
+    /// A source waits in the folder under its delivery's id. A batch that finds the same delivery
+    /// again (the file was queued a second time while in flight) and meets a new file under the
+    /// name leaves that file where it is, and the waiting source stays the delivery's.
+    @Test func aDeliveryTakenAsideTwiceLeavesTheNewFileInTheInbox() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        _ = try scratch.folder("state")
+        _ = try reclaimer.open(stateDirectory: scratch.path("state"))
+        try scratch.write("inbox/a.pdb", "delivered")
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
+        let name: FilePath.Component = "a.pdb"
+        let delivered = try #require(try inbox.status(of: name))
+        let deliveryID = UUID()
+        #expect(try reclaimer.takeAside(name, in: inbox, expected: delivered, deliveryID: deliveryID, describing: "inbox/a.pdb") == .deferred)
+        try scratch.write("inbox/a.pdb", "the next one")
+
+        let again = try reclaimer.takeAside(name, in: inbox, expected: delivered, deliveryID: deliveryID, describing: "inbox/a.pdb")
+
+        #expect(again == .notOurs)
+        #expect(scratch.read("inbox/a.pdb") == Array("the next one".utf8))
+        #expect(scratch.list("state/reclaim") == [deliveryID.uuidString])
+        #expect(scratch.read("state/reclaim/\(deliveryID.uuidString)") == Array("delivered".utf8))
+        #expect(reclaimer.pending == 1)
+    }
+
     /// The delivered file itself is taken: aside to be freed later, or removed at once.
     @Test(arguments: [true, false])
     func theDeliveredFileItselfIsTaken(reclaimFolder: Bool) throws {
