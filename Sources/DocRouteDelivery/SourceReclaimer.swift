@@ -122,7 +122,9 @@ package final class SourceReclaimer: Sendable {
         case gone
         /// The name held another file by the time it was taken (a sender replaced it after the
         /// copy): that file was put back under its name, or beside it when the name was taken
-        /// a third time, and is delivered in its turn. The delivered one was gone already.
+        /// a third time, or left where it was when the delivery's source waits in the folder
+        /// already (an earlier batch took it); it is delivered in its turn. The delivered one was
+        /// gone already.
         case notOurs
     }
 

@@ -12,9 +12,6 @@ package struct SourceRemoval: Sendable {
     var timings: BatchStepTimings
     let started: ContinuousClock.Instant
 
-    /// How many deliveries the batch had.
-    package var count: Int { items.count }
-
     /// Takes the batch's committed sources out of their inboxes (renamed aside for the
     /// ``SourceReclaimer``, or removed) and logs the batch's step timings.
     package func run() {
