@@ -153,7 +153,8 @@ import Glibc
         defer { inbox.close(); scratch.remove() }
         for name in ["a.pdb", "both.pdb", "c.pdb"] { try scratch.write("inbox/\(name)", Array(name.utf8)) }
         let ledger = try Fixtures.ledger(scratch)
-        let reclaimer = SourceReclaimer(logger: Fixtures.logger)
+        // Wired as the daemon wires it: the reclaimer notes the removals in the ledger.
+        let reclaimer = SourceReclaimer(logger: Fixtures.logger) { ids in try ledger.markSourcesRemoved(ids, durably: true) }
         if reclaiming { try reclaimer.open(stateDirectory: scratch.path("state")) }
         let batch = DeliveryBatch(ledger: ledger, reclaimer: reclaimer, logger: Fixtures.logger)
 
@@ -178,6 +179,14 @@ import Glibc
         #expect(scratch.list("inbox") == [])
         #expect(try ledger.pending(bundleIdentifier: "com.example.viewer", limit: 10).map(\.originalName) == ["a.pdb", "both.pdb", "c.pdb"])
         #expect(reclaimer.pending == (reclaiming ? 3 : 0))
+        // The second batch found the shared source gone and left its note to whoever took it out:
+        // the first batch (removed, noted after the folder sync) or the reclaimer (after its syncfs).
+        let both = try #require(try ledger.record(deliveryID: earlier.deliveryID))
+        #expect((both.sourceRemovedAt == nil) == reclaiming)
+        if reclaiming {
+            #expect(reclaimer.reclaimAll() == 3)
+            #expect(try ledger.record(deliveryID: earlier.deliveryID)?.sourceRemovedAt != nil)
+        }
     }
 
     /// A crash between commit and the source's removal left the source in its inbox; the intake
