@@ -331,34 +331,12 @@ package final class DeliveryLedger: Sendable {
 
     // MARK: Sources
 
-    /// The committed (or later) delivery of exactly this source file whose removal from the inbox
-    /// was never confirmed, if there is one: a source whose copy was committed but whose removal a
-    /// crash undid (or that could not be removed) must be removed, not delivered again. Device,
-    /// inode, size, modification time and path must all match; a source confirmed removed does
-    /// not count, so a file dropped again later (a reused inode, an archive extracted twice with
-    /// the same times) is a new delivery.
-    package func findDelivered(
-        sourceDevice: UInt64,
-        sourceInode: UInt64,
-        sourceSize: Int64,
-        sourceMtimeNs: Int64,
-        sourcePath: FilePath
-    ) throws -> LedgerRecord? {
-        try read("look up a source") { db in
-            try LedgerRecord.fetchOne(db, sql: """
-                SELECT * FROM delivery
-                WHERE sourceDevice = ? AND sourceInode = ? AND sourceSize = ? AND sourceMtimeNs = ?
-                  AND sourcePath = ? AND state <> 'staged' AND sourceRemovedAt IS NULL
-                ORDER BY id DESC LIMIT 1
-                """, arguments: [
-                    Int64(bitPattern: sourceDevice), Int64(bitPattern: sourceInode), sourceSize, sourceMtimeNs,
-                    LedgerRecord.bytes(of: sourcePath),
-                ])
-        }
-    }
-
-    /// ``findDelivered(sourceDevice:sourceInode:sourceSize:sourceMtimeNs:sourcePath:)`` for many
-    /// sources in one read: the index of each source that was delivered, with its record.
+    /// The committed (or later) deliveries of exactly these source files whose removal from their
+    /// inboxes was never confirmed, by index into `sources`: a source whose copy was committed but
+    /// whose removal a crash undid (or that could not be removed) must be removed, not delivered
+    /// again. Device, inode, size, modification time and path must all match; a source confirmed
+    /// removed does not count, so a file dropped again later (a reused inode, an archive extracted
+    /// twice with the same times) is a new delivery.
     ///
     /// A source that `isTakenOut` (out of its inbox since it was opened: renamed aside by the
     /// batch before, or removed) also matches a delivery whose source was already taken out: the

@@ -16,6 +16,6 @@ package struct PendingEvent: Sendable, Equatable {
     /// JSON, as ``LedgerRecord/annotation``.
     package var annotation: String?
 
-    /// The columns, in the order ``init(row:)`` reads them.
+    /// The columns, in the order ``DeliveryLedger/pendingEvents(bundleIdentifier:after:limit:)`` reads them.
     static let columns = "sequence, deliveryID, kind, url, finalPath, contentType, mailbox, sourceApplication, annotation"
 }

@@ -1,4 +1,6 @@
+@testable import DocRoutePlatform
 import Foundation
+import SystemPackage
 import Testing
 @testable import DocRouteLedger
 
@@ -11,5 +13,15 @@ extension DeliveryLedger {
             let id = try #require(UUID(uuidString: event.deliveryID))
             return try #require(try record(deliveryID: id))
         }
+    }
+}
+
+extension DeliveryLedger {
+    /// One source's earlier delivery, through the batches' own lookup
+    /// (``deliveredRecords(forSources:isTakenOut:)``), the source seen still in its inbox.
+    func findDelivered(sourceDevice: UInt64, sourceInode: UInt64, sourceSize: Int64, sourceMtimeNs: Int64,
+                       sourcePath: FilePath) throws -> LedgerRecord? {
+        let status = FileStatus(device: sourceDevice, inode: sourceInode, size: sourceSize, modificationTimeNanoseconds: sourceMtimeNs)
+        return try deliveredRecords(forSources: [(status, sourcePath)])[0]
     }
 }
