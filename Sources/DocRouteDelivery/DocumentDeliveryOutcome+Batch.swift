@@ -5,10 +5,10 @@ extension DocumentDeliveryOutcome {
     init(_ outcome: DeliveryBatch.Outcome) {
         switch outcome {
         case .committed(let record):
-            self = .committed(deliveryID: record.deliveryID.uuidString.lowercased(), finalPath: record.finalPath ?? "",
+            self = .committed(deliveryID: record.deliveryID.protocolText, finalPath: record.finalPath ?? "",
                               sequence: record.sequence, size: record.size ?? 0)
         case .alreadyDelivered(let record):
-            self = .alreadyDelivered(deliveryID: record.deliveryID.uuidString.lowercased())
+            self = .alreadyDelivered(deliveryID: record.deliveryID.protocolText)
         case .failed(let error):
             self = .failed(error)
         }

@@ -230,7 +230,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let record = try await ledgerWork { [ledger] in
             try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication)
         }
-        return (record.deliveryID.uuidString.lowercased(), record.sequence)
+        return (record.deliveryID.protocolText, record.sequence)
     }
 
     package func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
@@ -258,7 +258,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
         var grouped: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
         for ack in acknowledgements {
-            guard let id = UUID(uuidString: ack.deliveryID) else { continue }
+            guard let id = UUID(canonicalText: ack.deliveryID) else { continue }
             grouped["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
         }
         let groups = Array(grouped.values)

@@ -244,7 +244,7 @@ package final class SourceReclaimer: Sendable {
     }
 
     /// A source's name in the folder: its delivery's id.
-    static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.uuidString)! }
+    static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.ledgerText)! }
 
     /// Frees everything waiting (a copy met a full disk). Returns how many were freed.
     @discardableResult

@@ -28,7 +28,7 @@ extension DeliveryLedger {
         sequences.reserveCapacity(deliveryIDs.count)
         let dateValue = date.databaseValue
         for deliveryID in deliveryIDs {
-            try update.execute(arguments: [last + 1, dateValue, deliveryID.uuidString])
+            try update.execute(arguments: [last + 1, dateValue, deliveryID.ledgerText])
             if db.changesCount == 1 {
                 last += 1
                 sequences[deliveryID] = last
@@ -41,7 +41,7 @@ extension DeliveryLedger {
     static func delete(_ deliveryIDs: [UUID], _ db: Database) throws {
         let statement = try db.cachedStatement(sql: "DELETE FROM delivery WHERE deliveryID = ? AND state = 'staged'")
         for deliveryID in deliveryIDs {
-            try statement.execute(arguments: [deliveryID.uuidString])
+            try statement.execute(arguments: [deliveryID.ledgerText])
         }
     }
 
@@ -56,7 +56,7 @@ extension DeliveryLedger {
     package func updateFinalPath(deliveryID: UUID, finalPath: String) throws {
         try write("rename a staged delivery") { db in
             try db.execute(sql: "UPDATE delivery SET finalPath = ? WHERE deliveryID = ? AND state = 'staged'",
-                           arguments: [finalPath, deliveryID.uuidString])
+                           arguments: [finalPath, deliveryID.ledgerText])
         }
     }
 
@@ -91,7 +91,7 @@ extension DeliveryLedger {
                     let statement = try db.cachedStatement(sql: "UPDATE delivery SET sourceRemovedAt = ? WHERE deliveryID = ?")
                     let dateValue = date.databaseValue
                     for deliveryID in deliveryIDs {
-                        try statement.execute(arguments: [dateValue, deliveryID.uuidString])
+                        try statement.execute(arguments: [dateValue, deliveryID.ledgerText])
                     }
                     return .commit
                 }

@@ -33,7 +33,7 @@ extension DeliveryLedger {
             let update = try db.cachedStatement(sql: "UPDATE delivery SET sequence = ? WHERE deliveryID = ?")
             for record in records where record.state != .staged {
                 last += 1
-                try update.execute(arguments: [last, record.deliveryID.uuidString])
+                try update.execute(arguments: [last, record.deliveryID.ledgerText])
             }
             try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
         }

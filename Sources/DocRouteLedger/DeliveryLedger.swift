@@ -292,9 +292,9 @@ package final class DeliveryLedger: Sendable {
                 """)
             let dateValue = date.databaseValue
             for deliveryID in deliveryIDs {
-                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.uuidString, bundleIdentifier])
+                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier])
                 if db.changesCount == 0,
-                   try Int.fetchOne(check, arguments: [deliveryID.uuidString, bundleIdentifier]) == nil {
+                   try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
                     unknown.append(deliveryID)
                 }
             }
@@ -325,7 +325,7 @@ package final class DeliveryLedger: Sendable {
     /// One delivery by its id, in any state.
     package func record(deliveryID: UUID) throws -> LedgerRecord? {
         try read("read a delivery") { db in
-            try LedgerRecord.fetchOne(db, sql: "SELECT * FROM delivery WHERE deliveryID = ?", arguments: [deliveryID.uuidString])
+            try LedgerRecord.fetchOne(db, sql: "SELECT * FROM delivery WHERE deliveryID = ?", arguments: [deliveryID.ledgerText])
         }
     }
 

@@ -168,7 +168,7 @@ extension LedgerRecord: FetchableRecord {
     /// Reads a row of the `delivery` table.
     package init(row: Row) throws {
         let identifier: String = row["deliveryID"]
-        guard let deliveryID = UUID(uuidString: identifier) else {
+        guard let deliveryID = UUID(canonicalText: identifier) else {
             throw DeliveryError(code: .ledger, message: "The ledger holds a delivery id that is not a UUID: \(identifier.debugDescription).")
         }
         let kindText: String = row["kind"]
@@ -229,7 +229,7 @@ extension LedgerRecord: FetchableRecord {
     /// formatted date: formatting one takes microseconds and a batch's rows share their dates.
     func insertArguments(dates: inout DateValues) -> StatementArguments {
         [
-            deliveryID.uuidString, bundleIdentifier, kind.rawValue, url, mailbox, originalName, extensionChain,
+            deliveryID.ledgerText, bundleIdentifier, kind.rawValue, url, mailbox, originalName, extensionChain,
             containerPath, finalPath, finalDevice.map { Int64(bitPattern: $0) }, finalInode.map { Int64(bitPattern: $0) },
             temporaryPath, contentType, size, sha256, sourceApplication, annotation, state.rawValue,
             sourcePath.map(Self.bytes(of:)), sourceDevice.map { Int64(bitPattern: $0) },
