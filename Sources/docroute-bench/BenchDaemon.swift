@@ -50,7 +50,7 @@ final class BenchDaemon: @unchecked Sendable {
 
     /// Starts the daemon; with `waitForSocket`, returns once its socket answers.
     func start(environment: [String: String] = [:], waitForSocket: Bool = true) throws {
-        process.executableURL = URL(fileURLWithPath: binDirectory + "/docrouted")
+        process.executableURL = URL(fileURLWithPath: daemonExecutable)
         process.arguments = ["--config", root + "/docroute.toml", "--log-level", "warning"]
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         var merged = ProcessInfo.processInfo.environment
@@ -253,8 +253,17 @@ final class BenchClient: @unchecked Sendable {
 
     /// The value of a string field in a protocol line, without a full JSON parse (fast enough for 100k lines).
     static func field(_ name: String, in line: [UInt8]) -> String? {
+        // On the raw bytes: the generic `firstRange(of:)` was four fifths of the subscriber's own
+        // time in a burst, taken from the two cores the daemon is measured on.
         let key = Array("\"\(name)\":\"".utf8)
-        guard let start = line.firstRange(of: key)?.upperBound, let end = line[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return String(decoding: line[start..<end], as: UTF8.self)
+        return line.withUnsafeBufferPointer { text -> String? in
+            guard let base = text.baseAddress, text.count >= key.count else { return nil }
+            for index in 0...(text.count - key.count) where text[index] == key[0] && memcmp(base + index, key, key.count) == 0 {
+                let start = index + key.count
+                guard let end = text[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return String(decoding: text[start..<end], as: UTF8.self)
+            }
+            return nil
+        }
     }
 }

@@ -51,7 +51,7 @@ extension DocRouteBench {
             let started = DispatchTime.now().uptimeNanoseconds
             var comparison = Comparison(machine: .init(
                 cores: ProcessInfo.processInfo.activeProcessorCount, loadAverageAtStart: Self.loadAverage, quick: quick,
-                freshFileSystems: freshFileSystem, startedAt: ISO8601DateFormatter().string(from: Date())))
+                freshFileSystems: freshFileSystem, startedAt: ISO8601DateFormatter().string(from: Date()), daemon: daemonExecutable))
             // `--files 0` leaves the bursts out (to measure the large file or the latency alone).
             let sizes = bursts.isEmpty ? (quick ? [1_000] : [10_000, 100_000]) : bursts.filter { $0 > 0 }
             for files in sizes {
@@ -96,7 +96,7 @@ extension DocRouteBench {
             BenchOutput.shared.human("docroute against the inotifywait script (\(baselineScript.split(separator: "/").suffix(3).joined(separator: "/"))), "
                 + (freshFileSystem ? "each burst side on a fresh ext4 image on the same disk, " : "same disk, ")
                 + "\(comparison.machine.cores) cores, load \(comparison.machine.loadAverageAtStart.map { String(format: "%.2f", $0) }.joined(separator: " ")), "
-                + String(format: "%.1f minutes", comparison.machine.minutes))
+                + String(format: "%.1f minutes", comparison.machine.minutes) + ", daemon \(daemonExecutable)")
             for line in comparison.table { BenchOutput.shared.human(line) }
             BenchOutput.shared.record(comparison)
             return comparison

@@ -13,6 +13,8 @@ struct Comparison: Codable, Sendable {
         var freshFileSystems: Bool? = nil
         var startedAt: String
         var minutes: Double = 0
+        /// The `docrouted` measured (``daemonExecutable``).
+        var daemon: String? = nil
     }
 
     /// One side of a burst: what was dropped and what came out.

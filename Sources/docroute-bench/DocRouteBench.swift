@@ -74,6 +74,12 @@ var binDirectory: String {
     URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
 }
 
+/// The `docrouted` measured: `$DOCROUTE_BENCH_DAEMON` (`make bench` passes the static release build
+/// that the Debian package and `make install` ship), or the one built beside the benchmark.
+var daemonExecutable: String {
+    ProcessInfo.processInfo.environment["DOCROUTE_BENCH_DAEMON"].flatMap { $0.isEmpty ? nil : $0 } ?? binDirectory + "/docrouted"
+}
+
 /// Where the benchmark trees go: a ``FreshFileSystem`` while one is mounted, `$DOCROUTE_BENCH_DIR` (another file system, such as the
 /// journaled ext4 image of bench/on-journaled-ext4.sh), or `.build-bench` in the working folder.
 func scratchFolder(_ name: String) -> String {
