@@ -116,8 +116,8 @@ install: deps
 # 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
 # figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
 # The daemon measured is the static release build that the package ships (scripts/release-build.sh,
-# shared with `make test` and `make deb`): its resident memory is the one an admin sees, about 5 MiB
-# below the build linked to the toolchain's shared libraries.
+# shared with `make test` and `make deb`): its resident memory is the one an admin sees, 2 to 5 MiB
+# below the build linked to the toolchain's shared libraries (README, "Session 8").
 BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
 	cd "$(CURDIR)" && shipped=$$(DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/release-build.sh) \
