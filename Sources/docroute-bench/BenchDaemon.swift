@@ -253,8 +253,8 @@ final class BenchClient: @unchecked Sendable {
 
     /// The value of a string field in a protocol line, without a full JSON parse (fast enough for 100k lines).
     static func field(_ name: String, in line: [UInt8]) -> String? {
-        // On the raw bytes: the generic `firstRange(of:)` was four fifths of the subscriber's own
-        // time in a burst, taken from the two cores the daemon is measured on.
+        // On the raw bytes: the generic `firstRange(of:)` was four fifths of the subscriber's reading
+        // in a burst, taken from the two cores the daemon is measured on.
         let key = Array("\"\(name)\":\"".utf8)
         return line.withUnsafeBufferPointer { text -> String? in
             guard let base = text.baseAddress, text.count >= key.count else { return nil }
