@@ -1,3 +1,4 @@
+import DocRouteProtocol
 import Foundation
 
 /// A delivery id's text, written and read without C's formatted printing and scanning
@@ -55,7 +56,7 @@ extension UUID {
                     guard character == UInt8(ascii: "-") else { return false }
                     continue
                 }
-                guard let value = hexValue(character) else { return false }
+                guard let value = ASCIIHex.value(character) else { return false }
                 if let first = high {
                     bytes[index] = first << 4 | value
                     index += 1
@@ -65,15 +66,6 @@ extension UUID {
                 }
             }
             return index == 16
-        }
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

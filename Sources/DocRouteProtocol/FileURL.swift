@@ -73,7 +73,7 @@ public enum FileURL {
                     "file URL '\(urlString)' has a query or fragment; percent-encode '?' as %3F and '#' as %23 in file names")
             case UInt8(ascii: "%"):
                 guard index + 2 < rest.endIndex,
-                    let high = hexValue(rest[index + 1]), let low = hexValue(rest[index + 2])
+                    let high = ASCIIHex.value(rest[index + 1]), let low = ASCIIHex.value(rest[index + 2])
                 else {
                     throw .badRequest("file URL '\(urlString)' has a malformed percent escape; '%' must be followed by two hex digits")
                 }
@@ -101,15 +101,6 @@ public enum FileURL {
             true
         default:
             false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
         }
     }
 
