@@ -123,6 +123,10 @@ package actor IntakePipeline {
     var queueIsFull: Bool { backlogLeftInInboxes && queue.count >= configuration.maxQueuedFiles }
 
     func enqueue(_ arrival: ArrivalQueue.Arrival) {
+        // A sender's temporary name (`.incoming-…`, `….part`) reports its close-after-write like
+        // any file. It is not a document: queued, it would take a place in `max_queued_files` and
+        // count in `waiting` and the progress total as a file that never settles as delivered.
+        if arrival.folder.role == .drop && InboxNames.isInProgress(arrival.name) { return }
         guard queue.count < configuration.maxQueuedFiles else {
             backlogLeftInInboxes = true
             return
@@ -320,7 +324,7 @@ package actor IntakePipeline {
         // read once per batch.
         let openingStarted = ContinuousClock.now
         for arrival in batch where arrival.folder.role == .drop {
-            guard !InboxNames.isInProgress(arrival.name), let folderFD = folders[arrival.folder.path] else { continue }
+            guard let folderFD = folders[arrival.folder.path] else { continue }
             let inbox = configuration.inboxes[arrival.folder.inbox]
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
             let display = InboxNames.display(arrival.name)

@@ -3,6 +3,7 @@ import DocRouteTestSupport
 import DocRouteTypes
 import Foundation
 import NIOPosix
+import Synchronization
 import Testing
 @testable import DocRouteConfiguration
 @testable import DocRouteDaemon
@@ -30,6 +31,8 @@ import Glibc
         let watcher: InboxWatcher
         let intake: IntakePipeline
         let routing: RoutingSnapshot
+        /// What intake reported to the daemon's activity (which it still reaches).
+        let observed: ObservedIntake
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let runner: Task<Void, Never>
 
@@ -56,7 +59,8 @@ import Glibc
             dispatcher = HandlerDispatcher(store: backend, window: 64, activity: activity, logger: Fixtures.logger)
             watcher = try InboxWatcher(logger: Fixtures.logger)
             try await watcher.start(on: group)
-            let intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: Fixtures.logger)
+            observed = ObservedIntake(forwardingTo: activity)
+            let intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: observed, logger: Fixtures.logger)
             self.intake = intake
             await intake.start(routing: { routing }, committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
             runner = Task { await intake.run() }
@@ -154,6 +158,55 @@ import Glibc
             #expect(reason.contains("docroutectl quarantine release"), "\(reason)")
             #expect(inbox.isEmpty, "\(inbox)")
             #expect(sandboxes.isEmpty, "nothing was delivered: \(sandboxes)")
+        }
+    }
+
+    /// Records the names intake queued, and passes every report on to the daemon's activity.
+    final class ObservedIntake: IntakeObserver {
+        let activity: DaemonActivity
+        let queuedNames = Mutex<[String]>([])
+
+        init(forwardingTo activity: DaemonActivity) { self.activity = activity }
+
+        func queued(_ arrival: ArrivalQueue.Arrival) {
+            queuedNames.withLock { $0.append(String(decoding: arrival.name, as: UTF8.self)) }
+            activity.queued(arrival)
+        }
+        func settled(_ arrivals: [ArrivalQueue.Arrival]) { activity.settled(arrivals) }
+        func rescanned(_ reason: RescanReason) { activity.rescanned(reason) }
+        func delivered(_ deliveries: [DocumentDelivery], _ outcomes: [DocumentDeliveryOutcome], arrivals: [ArrivalQueue.Arrival]) {
+            activity.delivered(deliveries, outcomes, arrivals: arrivals)
+        }
+        func packageDelivered(_ bundleIdentifier: String, _ outcome: DocumentDeliveryOutcome, arrival: ArrivalQueue.Arrival) {
+            activity.packageDelivered(bundleIdentifier, outcome, arrival: arrival)
+        }
+        func quarantined(inbox: Int, reason: String, arrival: ArrivalQueue.Arrival?) {
+            activity.quarantined(inbox: inbox, reason: reason, arrival: arrival)
+        }
+        func unreadableMessage(inbox: Int) { activity.unreadableMessage(inbox: inbox) }
+    }
+
+    // A sender that writes under a temporary name inside the inbox (`.incoming-…`, `….part`)
+    // closes that name after writing: it is not a document, so it is never queued, counted as
+    // waiting, or part of the progress total. Under load, such names once pushed the progress
+    // total past the number of files dropped.
+    @Test func aSendersTemporaryNamesAreNeverQueued() async throws {
+        try await Intake.with { intake in
+            let pdb = Fixtures.content(5, size: 1024)
+            // Written first: inotify reports in order, so by the time 5abc.pdb is delivered every
+            // one of these names has been seen.
+            try intake.folder.write("drop/still-writing.pdb.part", pdb)
+            try intake.folder.write("drop/editor-backup.pdb~", pdb)
+            try intake.folder.write("drop/.incoming-5abc", pdb)
+            try #require(rename(intake.folder.string("drop/.incoming-5abc"), intake.folder.string("drop/5abc.pdb")) == 0)
+            let arrived = await intake.waitFor(intake.sandbox(Self.molecules, "5abc.pdb"))
+            await intake.backend.settle()
+            let queued = intake.observed.queuedNames.withLock { $0 }
+            let inbox = intake.folder.list("drop").sorted()
+
+            #expect(arrived, "5abc.pdb was not delivered")
+            #expect(queued == ["5abc.pdb"], "only the renamed document is queued: \(queued)")
+            #expect(inbox == ["editor-backup.pdb~", "still-writing.pdb.part"], "names still being written stay in the inbox: \(inbox)")
         }
     }
 
