@@ -3,6 +3,7 @@ import DocRouteConfiguration
 import DocRouteHandlers
 import DocRouteLedger
 import DocRoutePlatform
+import DocRouteProtocol
 import DocRouteTypes
 import Foundation
 import Logging
@@ -54,11 +55,8 @@ package enum LedgerRebuild {
         let path = state.appending(DeliveryLedger.fileName)
         var salvaged: [LedgerRecord] = []
         if FileManager.default.fileExists(atPath: path.string) {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-            let aside = path.string + ".damaged-" + formatter.string(from: now)
+            // `20261124T093000Z`: the basic form of RFC 3339's UTC time, safe in a file name.
+            let aside = path.string + ".damaged-" + UTCTimestamp(now).rfc3339.filter { $0 != "-" && $0 != ":" }
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path.string + suffix) {
                 guard rename(path.string + suffix, aside + suffix) == 0 else {
                     throw DeliveryError(errno: Errno(rawValue: errno), operation: "set the damaged ledger aside as \(aside + suffix)", path: path.string + suffix)

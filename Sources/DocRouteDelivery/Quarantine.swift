@@ -1,5 +1,6 @@
 import DocRouteIntake
 import DocRoutePlatform
+import DocRouteProtocol
 import Foundation
 import Logging
 import SystemPackage
@@ -128,7 +129,7 @@ package struct Quarantine: Sendable {
     /// was found, so `docroutectl quarantine release` knows the inbox to put it back in).
     package static func reasonLine(reason: String, contentType: String?, date: Date, origin: String? = nil) -> String {
         let oneLine = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
-        var text = "\(oneLine) (content type \(contentType ?? "unknown"), quarantined \(date.formatted(.iso8601)))\n"
+        var text = "\(oneLine) (content type \(contentType ?? "unknown"), quarantined \(UTCTimestamp(date).rfc3339))\n"
         if let origin { text += "from \(origin.split(whereSeparator: \.isNewline).joined(separator: " "))\n" }
         return text
     }

@@ -26,7 +26,7 @@ extension DeliveryLedger {
             """)
         var sequences: [UUID: Int64] = [:]
         sequences.reserveCapacity(deliveryIDs.count)
-        let dateValue = date.databaseValue
+        let dateValue = date.ledgerValue
         for deliveryID in deliveryIDs {
             try update.execute(arguments: [last + 1, dateValue, deliveryID.ledgerText])
             if db.changesCount == 1 {
@@ -89,7 +89,7 @@ extension DeliveryLedger {
                 defer { if !durably { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
                 try db.inTransaction {
                     let statement = try db.cachedStatement(sql: "UPDATE delivery SET sourceRemovedAt = ? WHERE deliveryID = ?")
-                    let dateValue = date.databaseValue
+                    let dateValue = date.ledgerValue
                     for deliveryID in deliveryIDs {
                         try statement.execute(arguments: [dateValue, deliveryID.ledgerText])
                     }

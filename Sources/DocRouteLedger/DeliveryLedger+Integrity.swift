@@ -1,4 +1,5 @@
 import DocRoutePlatform
+import DocRouteProtocol
 import Foundation
 import GRDB
 import SystemPackage
@@ -37,7 +38,7 @@ extension DeliveryLedger {
         // Only evidence for a later start: a marker that cannot be written costs nothing now.
         guard let descriptor = try? FileDescriptor.open(atPath: FilePath(marker(path)), flags: O_WRONLY | O_CREAT | O_EXCL) else { return }
         defer { descriptor.closeIgnoringErrors() }
-        let text = Array("the delivery ledger \(path.string) was created \(Date()); if it is missing, run docrouted --recover-ledger\n".utf8)
+        let text = Array("the delivery ledger \(path.string) was created \(UTCTimestamp(Date()).rfc3339); if it is missing, run docrouted --recover-ledger\n".utf8)
         _ = try? text.withUnsafeBytes { buffer in try descriptor.writeAll(from: buffer) }
         _ = try? descriptor.sync()
     }

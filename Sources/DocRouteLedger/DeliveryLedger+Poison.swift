@@ -26,7 +26,7 @@ extension DeliveryLedger {
                 try db.execute(sql: """
                     INSERT INTO intakePoison (sourcePath, startedAt) VALUES (?, ?)
                     ON CONFLICT (sourcePath) DO UPDATE SET startedAt = excluded.startedAt
-                    """, arguments: [sourcePath, date])
+                    """, arguments: [sourcePath, date.ledgerValue])
             }
         } catch {
             throw Self.ledgerError("mark \(sourcePath) as in hand", error)
@@ -54,7 +54,7 @@ extension DeliveryLedger {
                     try db.execute(sql: "UPDATE intakePoison SET poisoned = 1")
                 }
                 return try Row.fetchAll(db, sql: "SELECT sourcePath, startedAt, interruptions, poisoned FROM intakePoison WHERE poisoned = 1")
-                    .map { PoisonMark(sourcePath: $0["sourcePath"], startedAt: $0["startedAt"], interruptions: $0["interruptions"], poisoned: true) }
+                    .map { PoisonMark(sourcePath: $0["sourcePath"], startedAt: Date.fromLedger($0["startedAt"]) ?? Date(timeIntervalSince1970: 0), interruptions: $0["interruptions"], poisoned: true) }
             }
         } catch {
             throw Self.ledgerError("read the marks of inputs in hand at the last stop", error)

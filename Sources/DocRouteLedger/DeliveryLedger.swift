@@ -290,7 +290,7 @@ package final class DeliveryLedger: Sendable {
             let check = try db.cachedStatement(sql: """
                 SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
                 """)
-            let dateValue = date.databaseValue
+            let dateValue = date.ledgerValue
             for deliveryID in deliveryIDs {
                 try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier])
                 if db.changesCount == 0,

@@ -204,10 +204,10 @@ extension LedgerRecord: FetchableRecord {
             sourceMtimeNs: row["sourceMtimeNs"],
             messageID: row["messageID"],
             partPath: row["partPath"],
-            createdAt: row["createdAt"],
-            committedAt: row["committedAt"],
-            acknowledgedAt: row["acknowledgedAt"],
-            sourceRemovedAt: row["sourceRemovedAt"]
+            createdAt: Date.fromLedger(row["createdAt"]) ?? Date(timeIntervalSince1970: 0),
+            committedAt: Date.fromLedger(row["committedAt"]),
+            acknowledgedAt: Date.fromLedger(row["acknowledgedAt"]),
+            sourceRemovedAt: Date.fromLedger(row["sourceRemovedAt"])
         )
     }
 
@@ -245,7 +245,7 @@ extension LedgerRecord: FetchableRecord {
 
         mutating func value(_ date: Date) -> DatabaseValue {
             if let last, last.0 == date { return last.1 }
-            let value = date.databaseValue
+            let value = date.ledgerValue
             last = (date, value)
             return value
         }

@@ -56,7 +56,7 @@ extension DaemonActivity {
             var fields: [String: JSONValue] = ["deliveredToday": .integer(Int64(state.tally.deliveredToday(handler, at: now)))]
             if let error = state.lastError[handler] {
                 fields["lastError"] = .string(error.message)
-                fields["lastErrorAt"] = .string(ISO8601DateFormatter().string(from: error.at))
+                fields["lastErrorAt"] = .string(UTCTimestamp(error.at).rfc3339)
             }
             return fields
         }

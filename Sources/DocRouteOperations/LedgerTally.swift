@@ -1,4 +1,5 @@
 import DocRouteLedger
+import DocRoutePlatform
 import Foundation
 
 /// The ledger's counts per handler and state, and what each handler got today, kept in memory:
@@ -16,14 +17,33 @@ package struct LedgerTally: Sendable {
     /// The start of the day after it: a commit before it is on the same day, with no calendar
     /// arithmetic (`startOfDay` took 3 µs a file, under the activity lock, in a burst).
     private var nextDay: Date
-    let calendar: Calendar
+    let days: Days
 
-    init(statistics: DeliveryLedger.Statistics?, now: Date, calendar: Calendar = .current) {
+    /// Where days begin: the host's local midnight (``local``), or a calendar's (tests).
+    package struct Days: Sendable {
+        /// The first moment of the day a date falls in.
+        let start: @Sendable (Date) -> Date
+        /// The first moment of the day after the one a date falls in.
+        let startOfNext: @Sendable (Date) -> Date
+
+        /// The host's time zone, through the C library (``LocalDay``): no ICU in the daemon.
+        package static let local = Days(start: LocalDay.start(of:), startOfNext: LocalDay.startOfNextDay(after:))
+
+        /// `calendar`'s days, in its time zone.
+        package static func calendar(_ calendar: Calendar) -> Days {
+            Days(start: { calendar.startOfDay(for: $0) }, startOfNext: { date in
+                let start = calendar.startOfDay(for: date)
+                return calendar.date(byAdding: .day, value: 1, to: start).map { calendar.startOfDay(for: $0) } ?? start.addingTimeInterval(86_400)
+            })
+        }
+    }
+
+    init(statistics: DeliveryLedger.Statistics?, now: Date, days: Days = .local) {
         self.counts = statistics?.counts ?? [:]
         self.today = statistics?.deliveredTodayByHandler ?? [:]
-        self.day = calendar.startOfDay(for: now)
-        self.nextDay = Self.dayAfter(day, calendar)
-        self.calendar = calendar
+        self.day = days.start(now)
+        self.nextDay = days.startOfNext(now)
+        self.days = days
     }
 
     /// A delivery was committed for `handler` at `now`.
@@ -42,25 +62,20 @@ package struct LedgerTally: Sendable {
 
     /// Committed for `handler` since local midnight.
     func deliveredToday(_ handler: String, at now: Date) -> Int {
-        calendar.startOfDay(for: now) == day ? today[handler] ?? 0 : 0
+        days.start(now) == day ? today[handler] ?? 0 : 0
     }
 
     /// Committed for any handler since local midnight.
     func deliveredToday(at now: Date) -> Int {
-        calendar.startOfDay(for: now) == day ? today.values.reduce(0, +) : 0
+        days.start(now) == day ? today.values.reduce(0, +) : 0
     }
 
     private mutating func rollOver(_ now: Date) {
         guard now < day || now >= nextDay else { return }
-        let start = calendar.startOfDay(for: now)
-        nextDay = Self.dayAfter(start, calendar)
+        let start = days.start(now)
+        nextDay = days.startOfNext(now)
         guard start != day else { return }
         day = start
         today = [:]
-    }
-
-    /// The start of the day after the one starting at `start` (23 or 25 hours on a clock change).
-    private static func dayAfter(_ start: Date, _ calendar: Calendar) -> Date {
-        calendar.date(byAdding: .day, value: 1, to: start).map { calendar.startOfDay(for: $0) } ?? start.addingTimeInterval(86_400)
     }
 }

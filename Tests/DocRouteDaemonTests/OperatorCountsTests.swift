@@ -51,7 +51,7 @@ import Testing
         let evening = Date(timeIntervalSince1970: 1_700_000_000 - 1_700_000_000.truncatingRemainder(dividingBy: 86_400) + 23 * 3_600)
         let seeded = DeliveryLedger.Statistics(counts: ["com.example.a": [.committed: 2, .acknowledged: 5]],
                                                deliveredTodayByHandler: ["com.example.a": 4])
-        var tally = LedgerTally(statistics: seeded, now: evening, calendar: calendar)
+        var tally = LedgerTally(statistics: seeded, now: evening, days: .calendar(calendar))
         tally.committed("com.example.a", at: evening)
         tally.acknowledged("com.example.a", handled: true)
         tally.acknowledged("com.example.a", handled: false)
@@ -70,7 +70,7 @@ import Testing
         calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
         // 2026-03-29, the day clocks go forward in Berlin: 00:30 local is 23:30 UTC the day before.
         let start = try #require(calendar.date(from: DateComponents(year: 2026, month: 3, day: 29, hour: 0, minute: 30)))
-        var tally = LedgerTally(statistics: nil, now: start, calendar: calendar)
+        var tally = LedgerTally(statistics: nil, now: start, days: .calendar(calendar))
         tally.committed("com.example.a", at: start)
         let lateThatDay = try #require(calendar.date(from: DateComponents(year: 2026, month: 3, day: 29, hour: 23, minute: 59)))
         tally.committed("com.example.a", at: lateThatDay)
