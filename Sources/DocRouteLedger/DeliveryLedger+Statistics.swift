@@ -20,10 +20,10 @@ extension DeliveryLedger {
         }
     }
 
-    /// Counts per handler and state, and what was delivered today: since `midnight`, the local
-    /// day's start by default.
-    package func stats(now: Date = Date(), since midnight: Date? = nil) throws -> Statistics {
-        let midnight = UTCTimestamp(midnight ?? LocalDay.start(of: now)).ledgerText
+    /// Counts per handler and state, and what was delivered today (since the local midnight
+    /// before `now`).
+    package func stats(now: Date = Date()) throws -> Statistics {
+        let midnight = UTCTimestamp(LocalDay.start(of: now)).ledgerText
         return try read("count deliveries") { db in
             var counts: [String: [LedgerRecord.State: Int]] = [:]
             let rows = try Row.fetchCursor(db, sql: "SELECT bundleIdentifier, state, COUNT(*) FROM delivery GROUP BY bundleIdentifier, state")
