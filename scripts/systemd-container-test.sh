@@ -277,16 +277,21 @@ systemd-nspawn --boot --volatile=overlay --register=no --keep-unit --private-net
     --console=read-only -D "$root" --machine="$machine" </dev/null >"$console" 2>&1 &
 nspawn_pid=$!
 
-# The container's init is the child of nspawn that lives in another pid namespace.
+# The container's init is the child of nspawn that lives in another pid namespace and whose root
+# holds /run/systemd/system (systemd is up). Looked for again at each tick, not kept from the first
+# look: one run's wait ran out after the container had booted to its login prompt, which fits a
+# first pid that never became init.
+# `find_leader any` drops the second condition: at an abort, cleanup still gets a pid to power off.
 host_pidns=$(readlink /proc/self/ns/pid)
 find_leader() {
-    local stat pid fields
+    local stat pid fields booted=${1:-booted}
     for stat in /proc/[0-9]*/stat; do
         read -r -a fields <"$stat" 2>/dev/null || continue
         # Field 4 is the parent; the command name (field 2) has no spaces here.
         [ "${fields[3]:-}" = "$nspawn_pid" ] || continue
         pid=${fields[0]}
-        if [ "$(readlink "/proc/$pid/ns/pid" 2>/dev/null)" != "$host_pidns" ]; then
+        if [ "$(readlink "/proc/$pid/ns/pid" 2>/dev/null)" != "$host_pidns" ] \
+            && { [ "$booted" = any ] || [ -d "/proc/$pid/root/run/systemd/system" ]; }; then
             echo "$pid"
             return 0
         fi
@@ -297,15 +302,16 @@ find_leader() {
 # DOCROUTE_BOOT_TIMEOUT seconds (default 180), in tenths.
 boot_ticks=$(( ${DOCROUTE_BOOT_TIMEOUT:-180} * 10 ))
 for _ in $(seq "$boot_ticks"); do
-    if [ -z "$leader" ]; then leader=$(find_leader || true); fi
-    [ -n "$leader" ] && [ -d "/proc/$leader/root/run/systemd/system" ] && break
+    leader=$(find_leader || true)
+    [ -n "$leader" ] && break
     if ! kill -0 "$nspawn_pid" 2>/dev/null; then
         tail -20 "$console" >&2
         abort "systemd-nspawn started the container (console above)"
     fi
     sleep 0.1
 done
-if [ -z "$leader" ] || [ ! -d "/proc/$leader/root/run/systemd/system" ]; then
+if [ -z "$leader" ]; then
+    leader=$(find_leader any || true)
     tail -20 "$console" >&2
     abort "the container's systemd came up within ${DOCROUTE_BOOT_TIMEOUT:-180} s"
 fi
