@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -56,6 +57,32 @@ int docroute_syncfs(int fd) {
 
 int docroute_start_writeback(int fd, int64_t offset, int64_t count) {
     return sync_file_range(fd, (off_t)offset, (off_t)count, SYNC_FILE_RANGE_WRITE);
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older C libraries lack the name */
+#endif
+
+void *docroute_map_read_populated(int fd, int64_t offset, size_t length) {
+    void *address = mmap(NULL, length, PROT_READ, MAP_SHARED, fd, (off_t)offset);
+    if (address == MAP_FAILED) {
+        return NULL;
+    }
+    int result;
+    do {
+        result = madvise(address, length, MADV_POPULATE_READ);
+    } while (result != 0 && errno == EINTR);
+    if (result != 0) {
+        int saved = errno;
+        munmap(address, length);
+        errno = saved;
+        return NULL;
+    }
+    return address;
+}
+
+int docroute_unmap(void *address, size_t length) {
+    return munmap(address, length);
 }
 
 int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode) {

@@ -401,7 +401,7 @@ package struct SandboxWriter: Sendable {
         buffer: UnsafeMutableRawBufferPointer
     ) throws -> String {
         // A large copy is hashed by a second thread as it grows; a small one afterwards, here.
-        let follower = size >= Self.followingHashThreshold ? CopyHashFollower(source: source, path: sourcePath) : nil
+        let follower = size >= Self.followingHashThreshold ? CopyHashFollower(copy: destination, path: destinationPath) : nil
         var offset: Int64 = 0
         do {
             defer { follower?.finish() }

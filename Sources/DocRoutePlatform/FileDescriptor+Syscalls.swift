@@ -186,6 +186,31 @@ extension FileDescriptor {
         _ = try? Errno.retryingOnInterrupt { docroute_start_writeback(self.rawValue, offset, count) }
     }
 
+    /// Reads `count` bytes from `offset` through a read-only shared mapping with every page read
+    /// in before `body` sees them (`mmap(2)`, `MADV_POPULATE_READ`): the bytes are hashed straight
+    /// from the page cache, without `pread`'s copy into a buffer. A read error throws here (`EIO`,
+    /// `EFAULT` past the end of the file), `EINVAL` where the kernel is older than 5.14.
+    ///
+    /// Only for a file nobody else can truncate while `body` runs (docrouted's own copy, mode 0600,
+    /// not yet handed over): touching a mapped page past a new end of the file raises `SIGBUS`.
+    package func withPopulatedMapping<Result>(
+        offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(Errno) -> Result {
+        let pageMask = Int64(Self.pageSize - 1)
+        let start = offset & ~pageMask
+        let length = Int(offset - start) + count
+        guard count > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        // The shim retries the populating `madvise` on EINTR; `mmap` itself is not interrupted.
+        guard let address = docroute_map_read_populated(rawValue, start, length) else {
+            throw Errno(rawValue: Glibc.errno)
+        }
+        defer { _ = docroute_unmap(address, length) }
+        return body(UnsafeRawBufferPointer(start: address + Int(offset - start), count: count))
+    }
+
+    /// The size of a memory page, which a mapping's offset must be a multiple of.
+    package static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
     /// `fdatasync(2)`: the data and what is needed to read it back.
     package func syncData() throws(Errno) {
         _ = try Errno.retryingOnInterrupt { Glibc.fdatasync(self.rawValue) }

@@ -138,4 +138,27 @@ import Glibc
         #expect(try folder.unlink(two) == true)
         #expect(scratch.list("").sorted() == ["box"])
     }
+
+    /// A large copy is hashed through read-only mappings of the page cache: any offset gives the
+    /// file's bytes from there (the start is rounded down to a page inside), and a range past the
+    /// end of the file is an error thrown, not a SIGBUS when the bytes are touched.
+    @Test func aPopulatedMappingGivesTheFilesBytesAndRefusesPastItsEnd() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let content = (0..<(3 * FileDescriptor.pageSize + 123)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        try scratch.write("copy.bin", content)
+        let folder = try FileDescriptor.openDirectory(atPath: scratch.root)
+        defer { folder.closeIgnoringErrors() }
+        let file = try folder.open(FilePath.Component("copy.bin"), flags: O_RDONLY)
+        defer { file.closeIgnoringErrors() }
+
+        for (offset, count) in [(0, content.count), (1, 10), (FileDescriptor.pageSize - 1, 2), (FileDescriptor.pageSize + 5, 2 * FileDescriptor.pageSize + 118)] {
+            let bytes = try file.withPopulatedMapping(offset: Int64(offset), count: count) { Array($0) }
+            #expect(bytes == Array(content[offset..<(offset + count)]), "\(count) bytes from \(offset)")
+        }
+        // A page wholly past the end: Linux refuses to read it in (EFAULT).
+        #expect(throws: Errno.badAddress) {
+            try file.withPopulatedMapping(offset: Int64(4 * FileDescriptor.pageSize), count: 16) { Array($0) }
+        }
+    }
 }

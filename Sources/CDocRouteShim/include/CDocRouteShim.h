@@ -42,6 +42,16 @@ int docroute_syncfs(int fd);
 /// comes from a later fsync or syncfs. Needs _GNU_SOURCE. Returns 0, or -1 with errno.
 int docroute_start_writeback(int fd, int64_t offset, int64_t count);
 
+/// mmap(NULL, length, PROT_READ, MAP_SHARED, fd, offset) and madvise(MADV_POPULATE_READ): maps a
+/// range of a file read-only with every page read in first, so that a read error (EIO, or EFAULT
+/// past the end) is an errno here rather than a SIGBUS when the bytes are touched. `offset` must
+/// be a multiple of the page size. Returns the address, or NULL with errno set (EINVAL from a
+/// kernel before 5.14, which lacks MADV_POPULATE_READ); on failure nothing stays mapped.
+void *docroute_map_read_populated(int fd, int64_t offset, size_t length);
+
+/// munmap(2) of a mapping made by docroute_map_read_populated.
+int docroute_unmap(void *address, size_t length);
+
 /// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens `path` below
 /// `dirfd` and fails (ELOOP or EXDEV) rather than follow any symbolic link or leave `dirfd`.
 /// Fails with ENOSYS where the kernel (before 5.6) or a seccomp filter lacks openat2.
