@@ -37,8 +37,8 @@ package struct SandboxWriter: Sendable {
         /// files (one read, one write, no second pass).
         case readWrite
         /// `copy_file_range` in the kernel (a reflink where the file system can), then the copy is
-        /// read back from the page cache to hash it (from 16 MiB on, the source is hashed by a
-        /// second thread while the kernel copies: ``CopyHashFollower``); falls back to
+        /// read back from the page cache to hash it (from 16 MiB on, the copy is hashed by a
+        /// second thread from its own pages while the kernel copies: ``CopyHashFollower``); falls back to
         /// `readWrite` where the kernel refuses. Fastest for large files.
         case copyFileRange
         /// `readWrite` below `threshold` bytes, `copyFileRange` from there on. The default, with
