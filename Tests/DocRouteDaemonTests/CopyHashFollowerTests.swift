@@ -35,6 +35,7 @@ import Glibc
         #expect(digest == (try Self.sha256sum(scratch.path("copy.bin").string)))
     }
 
+    /// coreutils' `sha256sum` of a file: the digest as the field computes it.
     static func sha256sum(_ path: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")

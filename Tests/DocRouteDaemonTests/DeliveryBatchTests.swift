@@ -105,15 +105,7 @@ import Glibc
         #expect(outcome.error == nil)
         let delivered = scratch.path("containers/com.example.viewer/\(mailbox)/large.bin").string
         #expect(scratch.read("containers/com.example.viewer/\(mailbox)/large.bin") == content)
-        let sha256sum = Process()
-        sha256sum.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        sha256sum.arguments = [delivered]
-        let output = Pipe()
-        sha256sum.standardOutput = output
-        try sha256sum.run()
-        sha256sum.waitUntilExit()
-        let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
-        #expect(outcome.record?.sha256 == String(expected))
+        #expect(outcome.record?.sha256 == (try CopyHashFollowerTests.sha256sum(delivered)))
     }
 
     /// A copy from 16 MiB on is made durable by its own fsync as soon as it is complete (its
