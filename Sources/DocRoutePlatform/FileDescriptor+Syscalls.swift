@@ -193,9 +193,9 @@ extension FileDescriptor {
     ///
     /// Only for a file nobody else can truncate while `body` runs (docrouted's own copy, mode 0600,
     /// not yet handed over): touching a mapped page past a new end of the file raises `SIGBUS`.
-    package func withPopulatedMapping<Result>(
-        offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) -> Result
-    ) throws(Errno) -> Result {
+    package func withPopulatedMapping<Value>(
+        offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) -> Value
+    ) throws(Errno) -> Value {
         let pageMask = Int64(Self.pageSize - 1)
         let start = offset & ~pageMask
         let length = Int(offset - start) + count
