@@ -46,7 +46,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         self.logger = logger
         ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory),
                                     directoryMode: Self.stateDirectoryMode(configuration), logger: logger)
-        reclaimer = SourceReclaimer(logger: logger) { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) }
+        reclaimer = SourceReclaimer(logger: logger, noteRemoved: { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) },
+                                    recordOf: { [ledger] id in try ledger.record(deliveryID: id) })
         batch = DeliveryBatch(ledger: ledger, folderMode: HandlerAccount.sandboxFolderMode,
                               accessUserID: HandlerAccount.sandboxAccessUserID, reclaimer: reclaimer, logger: logger)
         quarantineFolder = Quarantine(directory: FilePath(configuration.quarantineDirectory), logger: logger)

@@ -1,3 +1,4 @@
+import DocRouteLedger
 import DocRoutePlatform
 import Foundation
 import Logging
@@ -18,8 +19,12 @@ import Glibc
 /// looks there). Its inode is freed by ``reclaim(limit:)``: all at once when delivery is quiet, a
 /// few at a time under sustained load, and everything first when a copy meets a full disk.
 ///
-/// Crash safety: a name enters the folder only after its delivery was committed, so everything in
-/// it is delivered; ``open(stateDirectory:)`` empties it at the next start. The ledger's note that
+/// Crash safety: a name enters the folder only after its delivery was committed, so what is in it
+/// is delivered, but for one moment: a file renamed aside is checked only after the rename (see
+/// ``takeAside(_:in:expected:deliveryID:describing:)``), and a crash between the two can leave a
+/// sender's new file there. ``open(stateDirectory:)`` settles the folder at the next start: each
+/// file the ledger records as its delivery's source is freed, any other is put back in its inbox
+/// (``settleLeftovers(in:path:)``). The ledger's note that
 /// a source left its inbox is written here too, off the hot path, in this order for each chunk:
 /// `syncfs` (the renames out of the inboxes are durable), the notes in one durable transaction,
 /// then the unlinks. So a crash can never leave a note without its rename (the source would come
@@ -52,15 +57,21 @@ package final class SourceReclaimer: Sendable {
     let state = Mutex(State())
     /// Notes durably in the ledger that these deliveries' sources left their inboxes.
     let noteRemoved: @Sendable ([UUID]) throws -> Void
+    /// The ledger's row of a delivery, by its id: what its source was (path, device, inode, size,
+    /// modification time).
+    let recordOf: @Sendable (UUID) throws -> LedgerRecord?
     let logger: Logger
     let wakeUp: AsyncStream<Void>.Continuation
     let wakeUps: AsyncStream<Void>
 
     /// Creates a reclaimer with no folder yet: until ``open(stateDirectory:)`` sources are removed at
-    /// once. `noteRemoved` records durably that deliveries' sources left their inboxes.
-    package init(logger: Logger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void = { _ in }) {
+    /// once. `noteRemoved` records durably that deliveries' sources left their inboxes; `recordOf`
+    /// reads a delivery's row (without it, or without a row, what a previous run left is freed).
+    package init(logger: Logger, noteRemoved: @escaping @Sendable ([UUID]) throws -> Void = { _ in },
+                 recordOf: @escaping @Sendable (UUID) throws -> LedgerRecord? = { _ in nil }) {
         self.logger = logger
         self.noteRemoved = noteRemoved
+        self.recordOf = recordOf
         (wakeUps, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -71,8 +82,9 @@ package final class SourceReclaimer: Sendable {
     /// Sources renamed aside and not yet freed.
     package var pending: Int { state.withLock { $0.waiting.count } }
 
-    /// Creates (0700) and opens `<stateDirectory>/reclaim`, and frees whatever a previous run left
-    /// there (all of it was delivered). Returns how many it freed.
+    /// Creates (0700) and opens `<stateDirectory>/reclaim`, and settles what a previous run left
+    /// there: delivered sources are freed, a file that is not its delivery's source goes back to
+    /// its inbox. Returns how many it freed.
     @discardableResult
     package func open(stateDirectory: FilePath) throws -> Int {
         let parent = try DeliveryError.performing("open folder", stateDirectory.string) { try FileDescriptor.openDirectory(atPath: stateDirectory) }
@@ -92,9 +104,12 @@ package final class SourceReclaimer: Sendable {
             descriptor.closeIgnoringErrors()
             throw error
         }
-        var freed = 0
-        for leftover in try DeliveryError.performing("list folder", path.string, { try descriptor.directoryNames() }) {
-            if try DeliveryError.performing("remove", path.appending(leftover).string, { try descriptor.unlink(leftover) }) { freed += 1 }
+        let freed: Int
+        do {
+            freed = try settleLeftovers(in: descriptor, path: path)
+        } catch {
+            descriptor.closeIgnoringErrors()
+            throw error
         }
         let previous = state.withLock { state in
             defer { state.folder = Folder(descriptor: descriptor, device: status.device, path: path) }

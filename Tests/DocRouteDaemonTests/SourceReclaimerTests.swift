@@ -136,6 +136,45 @@ import Glibc
         #expect(stat(scratch.path("state/reclaim").string, &folder) == 0 && folder.st_mode & 0o777 == 0o700)
     }
 
+    /// A source is checked only after it was renamed aside, so a stop between the two can leave
+    /// a sender's new file in the folder under a delivery's id (the sender renamed it over the
+    /// source's name after the copy). The next start puts that file back in its inbox, bytes
+    /// intact, beside a file that took its name meanwhile, and frees only the delivered source.
+    @Test(arguments: [false, true])
+    func aFileThatIsNotItsDeliverysSourceGoesBackToItsInboxAtStart(nameTakenMeanwhile: Bool) throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let container = try scratch.folder("containers/com.example.viewer")
+        let inbox = try TestInbox(scratch.path("inbox"))
+        defer { inbox.close() }
+        let names = ["a.pdb", "b.pdb"]
+        for (index, name) in names.enumerated() { try scratch.write("inbox/\(name)", Fixtures.content(index, size: 5000)) }
+        let ledger = try Fixtures.ledger(scratch)
+        let first = SourceReclaimer(logger: Fixtures.logger) { try ledger.markSourcesRemoved($0, durably: true) }
+        try first.open(stateDirectory: try scratch.folder("state"))
+        let outcomes = DeliveryBatch(ledger: ledger, reclaimer: first, logger: Fixtures.logger)
+            .deliver(try names.map { try inbox.request($0, container: container) })
+        #expect(outcomes.compactMap(\.error).map(\.description) == [])
+        let delivery = try #require(outcomes[0].record?.deliveryID)
+        #expect(scratch.list("state/reclaim").sorted() == outcomes.compactMap { $0.record?.deliveryID.ledgerText }.sorted())
+
+        // What was taken aside for a.pdb turns out to be the sender's new file.
+        let aside = "state/reclaim/\(delivery.ledgerText)"
+        #expect(unlink(scratch.path(aside).string) == 0)
+        try scratch.write(aside, "the sender's new a.pdb")
+        if nameTakenMeanwhile { try scratch.write("inbox/a.pdb", "dropped again since") }
+        let next = SourceReclaimer(logger: Fixtures.logger, noteRemoved: { try ledger.markSourcesRemoved($0, durably: true) },
+                                   recordOf: { try ledger.record(deliveryID: $0) })
+
+        #expect(try next.open(stateDirectory: scratch.path("state")) == 1)
+
+        #expect(scratch.list("state/reclaim") == [])
+        let returned = try #require(scratch.list("inbox").first { $0 == "a.pdb" ? !nameTakenMeanwhile : $0.hasPrefix("a-kept-") })
+        #expect(scratch.read("inbox/\(returned)") == Array("the sender's new a.pdb".utf8))
+        #expect(scratch.list("inbox").count == (nameTakenMeanwhile ? 2 : 1))
+        if nameTakenMeanwhile { #expect(scratch.read("inbox/a.pdb") == Array("dropped again since".utf8)) }
+    }
+
     @Test func withoutAFolderOnTheirFileSystemSourcesAreRemovedAtOnce() throws {
         let scratch = try TemporaryFolder()
         defer { scratch.remove() }
