@@ -10,8 +10,8 @@ extension SourceReclaimer {
     ///
     /// Each name is a delivery's id. A file the ledger records as that delivery's source (device,
     /// inode, size and modification time) is freed: recovery, which runs first, has noted its
-    /// source settled, since it was not found in its inbox. A regular file that is not (a sender
-    /// renamed a new file over the source's name after the copy, and the daemon stopped between
+    /// source settled, since it was not found in its inbox. Anything else (a sender renamed a new
+    /// file, or a folder, over the source's name after the copy, and the daemon stopped between
     /// taking it aside and checking it) is put back under its name in its inbox, or beside it when
     /// the name is taken, and is delivered in its turn: never freed unseen. Where the ledger cannot
     /// tell (no row, or a row rebuilt from the sandboxes without its source), the file is freed as
@@ -25,7 +25,7 @@ extension SourceReclaimer {
             if let record = try UUID(canonicalText: leftover.string).flatMap(recordOf),
                let source = record.sourcePath, let name = source.lastComponent,
                let found = try DeliveryError.performing("inspect", leftoverPath, { try folder.status(of: leftover) }),
-               found.isRegularFile, Self.isNot(record, found) {
+               Self.isNot(record, found) {
                 let inboxPath = source.removingLastComponent()
                 do {
                     let inbox = try inboxes[inboxPath]

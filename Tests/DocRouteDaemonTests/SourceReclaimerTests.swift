@@ -138,10 +138,10 @@ import Glibc
 
     /// A source is checked only after it was renamed aside, so a stop between the two can leave
     /// a sender's new file in the folder under a delivery's id (the sender renamed it over the
-    /// source's name after the copy). The next start puts that file back in its inbox, bytes
-    /// intact, beside a file that took its name meanwhile, and frees only the delivered source.
-    @Test(arguments: [false, true])
-    func aFileThatIsNotItsDeliverysSourceGoesBackToItsInboxAtStart(nameTakenMeanwhile: Bool) throws {
+    /// source's name after the copy). The next start puts that file (or folder) back in its inbox,
+    /// bytes intact, beside a file that took its name meanwhile, and frees only the delivered source.
+    @Test(arguments: [(false, false), (true, false), (false, true)])
+    func aFileThatIsNotItsDeliverysSourceGoesBackToItsInboxAtStart(nameTakenMeanwhile: Bool, aFolder: Bool) throws {
         let scratch = try TemporaryFolder()
         defer { scratch.remove() }
         let container = try scratch.folder("containers/com.example.viewer")
@@ -161,7 +161,7 @@ import Glibc
         // What was taken aside for a.pdb turns out to be the sender's new file.
         let aside = "state/reclaim/\(delivery.ledgerText)"
         #expect(unlink(scratch.path(aside).string) == 0)
-        try scratch.write(aside, "the sender's new a.pdb")
+        try scratch.write(aFolder ? "\(aside)/inside.pdb" : aside, "the sender's new a.pdb")
         if nameTakenMeanwhile { try scratch.write("inbox/a.pdb", "dropped again since") }
         let next = SourceReclaimer(logger: Fixtures.logger, noteRemoved: { try ledger.markSourcesRemoved($0, durably: true) },
                                    recordOf: { try ledger.record(deliveryID: $0) })
@@ -170,7 +170,7 @@ import Glibc
 
         #expect(scratch.list("state/reclaim") == [])
         let returned = try #require(scratch.list("inbox").first { $0 == "a.pdb" ? !nameTakenMeanwhile : $0.hasPrefix("a-kept-") })
-        #expect(scratch.read("inbox/\(returned)") == Array("the sender's new a.pdb".utf8))
+        #expect(scratch.read(aFolder ? "inbox/\(returned)/inside.pdb" : "inbox/\(returned)") == Array("the sender's new a.pdb".utf8))
         #expect(scratch.list("inbox").count == (nameTakenMeanwhile ? 2 : 1))
         if nameTakenMeanwhile { #expect(scratch.read("inbox/a.pdb") == Array("dropped again since".utf8)) }
     }
