@@ -66,7 +66,7 @@ extension DeliveryBatch {
                 let taken = try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
                                                      deliveryID: id, describing: request.sourcePath.string)
                     ?? SourceReclaimer.removeWithinInbox(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
-                                                         describing: request.sourcePath.string, logger: logger)
+                                                         deliveryID: id, describing: request.sourcePath.string, logger: logger)
                 switch taken {
                 case .deferred:
                     // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.

@@ -211,6 +211,28 @@ extension DeliveryBatch {
         return removed
     }
 
+    /// What a crash left under a delivery's hidden name in its inbox while its source was being
+    /// removed there (``SourceReclaimer/removeWithinInbox(_:in:expected:deliveryID:describing:logger:)``,
+    /// an inbox with no reclaim folder on its file system): the source itself is removed (true);
+    /// another file, renamed over the source's name after the copy and taken aside before it was
+    /// checked, goes back under that name, or beside it, to be delivered (false, as when nothing
+    /// is there). Intake passes over hidden names, so it would otherwise wait there unseen.
+    private func settleTakenAside(_ record: LedgerRecord, name: FilePath.Component, in folder: FileDescriptor, path: FilePath) throws -> Bool {
+        guard record.sourceSize != Self.packageSourceMarker else { return false }  // packages are removed otherwise
+        let aside = SourceReclaimer.removingName(record.deliveryID)
+        let asidePath = path.removingLastComponent().appending(aside).string
+        guard let found = try DeliveryError.performing("inspect", asidePath, { try folder.status(of: aside) }) else { return false }
+        if !SourceReclaimer.isNot(record, found) {
+            try DeliveryError.performing("remove", asidePath) { _ = try folder.unlink(aside) }
+            return true
+        }
+        try SourceReclaimer.putBack(aside, from: folder, as: name, in: folder, describing: path.string, logger: logger)
+        logger.warning("a file taken aside as a delivered source was another one (its sender replaced the source as the daemon stopped); it is back in its inbox and will be delivered", metadata: [
+            "path": "\(path.string)", "delivery": "\(record.deliveryID.ledgerText)",
+        ])
+        return false
+    }
+
     /// Removes sources of committed deliveries still in their inboxes; notes every source found
     /// settled (removed now, gone already, or replaced by another file).
     private func removeDeliveredSources() throws -> Int {
@@ -261,6 +283,8 @@ extension DeliveryBatch {
                    found.size == record.sourceSize, found.modificationTimeNanoseconds == record.sourceMtimeNs
                 {
                     try DeliveryError.performing("remove", path.string) { try folder.unlink(name) }
+                    removedIn[parent, default: []].append(record.deliveryID)
+                } else if try settleTakenAside(record, name: name, in: folder, path: path) {
                     removedIn[parent, default: []].append(record.deliveryID)
                 } else {
                     settled.append(record.deliveryID)

@@ -155,7 +155,7 @@ package final class SourceReclaimer: Sendable {
                    describing: @autoclosure () -> String) throws -> TakenAside {
         let path = describing()
         guard let folder = state.withLock({ $0.folder }), folder.device == expected.device else {
-            return try Self.removeWithinInbox(name, in: directory, expected: expected, describing: path, logger: logger)
+            return try Self.removeWithinInbox(name, in: directory, expected: expected, deliveryID: deliveryID, describing: path, logger: logger)
         }
         // Named by its delivery (no fresh name to make, 16 bytes to keep): a delivery's source
         // leaves its inbox once, and what is in the folder never goes back to an inbox.
@@ -170,7 +170,7 @@ package final class SourceReclaimer: Sendable {
             return .gone
         } catch let error as DeliveryError where error.errno == .improperLink {
             // A mailbox folder mounted from another file system.
-            return try Self.removeWithinInbox(name, in: directory, expected: expected, describing: path, logger: logger)
+            return try Self.removeWithinInbox(name, in: directory, expected: expected, deliveryID: deliveryID, describing: path, logger: logger)
         }
         guard Self.holds(expected, aside, in: folder.descriptor) else {
             try Self.putBack(aside, from: folder.descriptor, as: name, in: directory, describing: path, logger: logger)
@@ -184,9 +184,11 @@ package final class SourceReclaimer: Sendable {
     /// Removes a delivered source at once (no reclaim folder on its file system): renamed first to
     /// a name in the inbox that intake passes over (a leading dot), checked, then removed; a file
     /// that is not the delivered one is put back (see ``takeAside(_:in:expected:deliveryID:describing:)``).
+    /// The name is the delivery's (``removingName(_:)``), so that recovery finds what a crash left
+    /// under it and settles it by the delivery's row.
     static func removeWithinInbox(_ name: FilePath.Component, in directory: FileDescriptor, expected: FileStatus,
-                                  describing path: String, logger: Logger) throws -> TakenAside {
-        let aside = FilePath.Component(".docroute-removing-\(UUID().uuidString)")!
+                                  deliveryID: UUID, describing path: String, logger: Logger) throws -> TakenAside {
+        let aside = removingName(deliveryID)
         do {
             guard try DeliveryError.performing("rename", path, { try directory.renameNoReplace(name, to: aside, in: directory) }) else {
                 throw DeliveryError(code: .nameExhausted, message: "\(path): the inbox holds \(aside.string) already")
@@ -259,6 +261,11 @@ package final class SourceReclaimer: Sendable {
     }
 
     /// A source's name in the folder: its delivery's id.
+    /// The hidden name in its inbox a delivery's source has while it is checked and removed there.
+    static func removingName(_ deliveryID: UUID) -> FilePath.Component {
+        FilePath.Component(".docroute-removing-\(deliveryID.ledgerText)")!
+    }
+
     static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.ledgerText)! }
 
     /// Frees everything waiting (a copy met a full disk). Returns how many were freed.

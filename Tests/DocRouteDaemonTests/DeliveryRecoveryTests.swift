@@ -1,4 +1,5 @@
 @testable import DocRouteDelivery
+import DocRouteLedger
 import DocRouteTestSupport
 import Foundation
 import SystemPackage
@@ -44,6 +45,14 @@ import Testing
 
     func requests(_ world: World, names: [String]? = nil) throws -> [DeliveryRequest] {
         try (names ?? (0..<count).map(world.name)).map { try world.inbox.request($0, container: world.container) }
+    }
+
+    /// Delivers `name` up to its commit and stops there, as a crash would: its source stays.
+    func committedAndStopped(_ world: World, _ name: String, ledger: DeliveryLedger) throws -> DeliveryRequest {
+        let request = try requests(world, names: [name])[0]
+        _ = DeliveryBatch(ledger: ledger, logger: Fixtures.logger).deliver([request], stoppingAfter: .commit)
+        world.inbox.close()
+        return request
     }
 
     @Test(arguments: [DeliveryBatch.Step.copy, .sync, .stage, .place, .commit])
@@ -136,9 +145,7 @@ import Testing
         let world = try makeWorld()
         defer { world.scratch.remove() }
         let ledger = try Fixtures.ledger(world.scratch)
-        let request = try requests(world, names: [world.name(3)])[0]
-        _ = DeliveryBatch(ledger: ledger, logger: Fixtures.logger).deliver([request], stoppingAfter: .commit)
-        world.inbox.close()
+        let request = try committedAndStopped(world, world.name(3), ledger: ledger)
         let status = request.sourceStatus
 
         let found = try ledger.findDelivered(
@@ -178,6 +185,32 @@ import Testing
 
         #expect(report.sourcesRemoved == 0)
         #expect(world.scratch.list("inbox").contains("mol-5.pdb"))
+        #expect(try ledger.recordsWithSourcesKept().isEmpty)
+    }
+
+    /// An inbox with no reclaim folder on its file system has a delivered source renamed to a
+    /// hidden name of its delivery, checked, then removed. A crash in between leaves that name:
+    /// recovery removes the source itself, and puts back a file that is not it (a sender renamed
+    /// it over the source's name after the copy) under its name, where intake sees it.
+    @Test(arguments: [true, false])
+    func whatACrashLeftUnderTheHiddenRemovingNameIsSettled(theSourceItself: Bool) throws {
+        let world = try makeWorld()
+        defer { world.scratch.remove() }
+        let ledger = try Fixtures.ledger(world.scratch)
+        let request = try committedAndStopped(world, world.name(3), ledger: ledger)
+        let aside = "inbox/\(SourceReclaimer.removingName(request.deliveryID).string)"
+        if theSourceItself {
+            #expect(rename(world.scratch.path("inbox/mol-3.pdb").string, world.scratch.path(aside).string) == 0)
+        } else {
+            #expect(unlink(world.scratch.path("inbox/mol-3.pdb").string) == 0)
+            try world.scratch.write(aside, "the sender's new mol-3.pdb")
+        }
+
+        let report = try DeliveryBatch(ledger: ledger, logger: Fixtures.logger).recover(containerRoots: [world.container])
+
+        #expect(report.sourcesRemoved == (theSourceItself ? 1 : 0))
+        #expect(!world.scratch.list("inbox").contains { $0.hasPrefix(".docroute-removing-") })
+        #expect(world.scratch.read("inbox/mol-3.pdb") == (theSourceItself ? nil : Array("the sender's new mol-3.pdb".utf8)))
         #expect(try ledger.recordsWithSourcesKept().isEmpty)
     }
 }
