@@ -261,12 +261,12 @@ package final class SourceReclaimer: Sendable {
     }
 
     /// A source's name in the folder: its delivery's id.
+    static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.ledgerText)! }
+
     /// The hidden name in its inbox a delivery's source has while it is checked and removed there.
     static func removingName(_ deliveryID: UUID) -> FilePath.Component {
         FilePath.Component(".docroute-removing-\(deliveryID.ledgerText)")!
     }
-
-    static func name(_ deliveryID: UUID) -> FilePath.Component { FilePath.Component(deliveryID.ledgerText)! }
 
     /// Frees everything waiting (a copy met a full disk). Returns how many were freed.
     @discardableResult
