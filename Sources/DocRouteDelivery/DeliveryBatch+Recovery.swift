@@ -226,10 +226,7 @@ extension DeliveryBatch {
             try DeliveryError.performing("remove", asidePath) { _ = try folder.unlink(aside) }
             return true
         }
-        try SourceReclaimer.putBack(aside, from: folder, as: name, in: folder, describing: path.string, logger: logger)
-        logger.warning("a file taken aside as a delivered source was another one (its sender replaced the source as the daemon stopped); it is back in its inbox and will be delivered", metadata: [
-            "path": "\(path.string)", "delivery": "\(record.deliveryID.ledgerText)",
-        ])
+        try SourceReclaimer.returnTakenByMistake(aside, from: folder, as: name, in: folder, of: record, logger: logger)
         return false
     }
 

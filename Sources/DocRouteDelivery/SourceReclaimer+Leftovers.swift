@@ -31,10 +31,7 @@ extension SourceReclaimer {
                     let inbox = try inboxes[inboxPath]
                         ?? DeliveryError.performing("open folder", inboxPath.string) { try FileDescriptor.openDirectory(atPath: inboxPath) }
                     inboxes[inboxPath] = inbox
-                    try Self.putBack(leftover, from: folder, as: name, in: inbox, describing: source.string, logger: logger)
-                    logger.warning("a file taken aside as a delivered source was another one (its sender replaced the source as the daemon stopped); it is back in its inbox and will be delivered", metadata: [
-                        "path": "\(source.string)", "delivery": "\(record.deliveryID.ledgerText)",
-                    ])
+                    try Self.returnTakenByMistake(leftover, from: folder, as: name, in: inbox, of: record, logger: logger)
                 } catch {
                     logger.error("a file taken aside as a delivered source was another one and cannot go back to its inbox; it is kept. Move it into an inbox to have it delivered", metadata: [
                         "kept": "\(leftoverPath)", "inbox": "\(inboxPath.string)", "error": "\(error)",
@@ -45,6 +42,18 @@ extension SourceReclaimer {
             if try DeliveryError.performing("remove", leftoverPath, { try folder.unlink(leftover) }) { freed += 1 }
         }
         return freed
+    }
+
+    /// Puts back a file a crash left taken aside as `record`'s source that is another one (its
+    /// sender renamed it over the source's name after the copy): under `name` in `inbox`, or
+    /// beside it when the name is taken, where intake delivers it.
+    static func returnTakenByMistake(_ aside: FilePath.Component, from folder: FileDescriptor, as name: FilePath.Component,
+                                     in inbox: FileDescriptor, of record: LedgerRecord, logger: Logger) throws {
+        let path = record.sourcePath?.string ?? name.string
+        try putBack(aside, from: folder, as: name, in: inbox, describing: path, logger: logger)
+        logger.warning("a file taken aside as a delivered source was another one (its sender replaced the source as the daemon stopped); it is back in its inbox and will be delivered", metadata: [
+            "path": "\(path)", "delivery": "\(record.deliveryID.ledgerText)",
+        ])
     }
 
     /// Whether the ledger says `found` is not the source `record` delivered; false when the row
