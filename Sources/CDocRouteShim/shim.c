@@ -85,6 +85,10 @@ int docroute_unmap(void *address, size_t length) {
     return munmap(address, length);
 }
 
+ssize_t docroute_random_bytes(void *buffer, size_t length) {
+    return (ssize_t)syscall(SYS_getrandom, buffer, length, 0);
+}
+
 int docroute_openat2_beneath(int dirfd, const char *path, int flags, mode_t mode) {
 #if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
     struct open_how how = {

@@ -47,12 +47,17 @@ package final class DeliveryBatch: Sendable {
         package var copyMethod: SandboxWriter.CopyMethod
         /// The copy buffer, at least 64 KiB.
         package var bufferSize: Int
+        /// How many copies go into a mailbox folder before it is looked up again from its
+        /// container root (see ``SandboxWriter/confirmInPlace(_:)``); at least 1.
+        package var copiesBetweenFolderChecks: Int
 
         /// Creates options; the defaults are the measured best.
-        package init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .default, bufferSize: Int = 1 << 20) {
+        package init(dataSync: DataSync = .fileSystem, copyMethod: SandboxWriter.CopyMethod = .default, bufferSize: Int = 1 << 20,
+                     copiesBetweenFolderChecks: Int = 32) {
             self.dataSync = dataSync
             self.copyMethod = copyMethod
             self.bufferSize = max(64 * 1024, bufferSize)
+            self.copiesBetweenFolderChecks = max(1, copiesBetweenFolderChecks)
         }
     }
 
@@ -164,6 +169,12 @@ package final class DeliveryBatch: Sendable {
             root.withPlatformString { hasher.combine(bytes: UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
             hasher.combine(mailbox)
         }
+    }
+
+    /// An open folder, by what it is on disk rather than by its path.
+    struct FolderIdentity: Hashable {
+        var device: UInt64
+        var inode: UInt64
     }
 
     struct NameKey: Hashable {
@@ -278,16 +289,24 @@ package final class DeliveryBatch: Sendable {
                       retired: inout [SandboxWriter.Folder], afterEachCopy: ((Int) -> Void)?) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
+        var temporaryNames = SandboxWriter.TemporaryNames()
+        // Copies made into each folder since it was last looked up from its container root.
+        var copiesSinceCheck: [FolderKey: Int] = [:]
         for index in items.indices {
             let request = items[index].request
             let key = items[index].folderKey
             var folder: Result<SandboxWriter.Folder, DeliveryError>
             if let known = folders[key] {
                 folder = known
-                // Every copy goes to the folder found from the container root now: a handler
-                // that moved its mailbox away meanwhile gets a new one, and the moved folder
-                // (kept open for the copies already in it, which ``place(_:)`` turns back) nothing.
-                if case .success(let open) = known, (try? writer.confirmInPlace(open)) == nil {
+                // The copies go to the folder found from the container root, looked up again
+                // every ``Options/copiesBetweenFolderChecks`` copies (three system calls, once a
+                // file before): a handler that moved its mailbox away meanwhile gets a new one,
+                // and the moved folder nothing more. The copies already in it are turned back by
+                // ``place(_:)``, which looks before its renames and after its sync, and their
+                // sources delivered again.
+                let since = copiesSinceCheck[key, default: 0] + 1
+                copiesSinceCheck[key] = since % options.copiesBetweenFolderChecks
+                if since == options.copiesBetweenFolderChecks, case .success(let open) = known, (try? writer.confirmInPlace(open)) == nil {
                     logger.warning("the mailbox folder was moved away during delivery; creating it again", metadata: [
                         "path": "\(open.path.string)", "handler": "\(request.bundleIdentifier)",
                     ])
@@ -308,7 +327,8 @@ package final class DeliveryBatch: Sendable {
                 let copy = {
                     try self.writer.copyToTemporary(
                         from: request.source, expected: request.sourceStatus, describing: request.sourcePath.string,
-                        into: opened, owner: request.owner, buffer: buffer, syncData: self.options.dataSync == .eachFile)
+                        into: opened, owner: request.owner, buffer: buffer, names: &temporaryNames,
+                        syncData: self.options.dataSync == .eachFile)
                 }
                 do {
                     items[index].temporary = try copy()
@@ -418,10 +438,19 @@ package final class DeliveryBatch: Sendable {
         }
         var placedFolders: [FolderKey: [Int]] = [:]
         var folderOrder: [FolderKey] = []
+        // Each folder is looked up from its container root before its first rename and again
+        // after its sync (below), not before every rename: moved in between, it is caught by the
+        // second look and every copy renamed in it is taken back, as one looked up before each
+        // rename would have been.
+        // Keyed by the open folder itself: copies under one key may be in a folder found moved
+        // during the copy step and in the one made anew after it.
+        var checkedFolders: [FolderIdentity: Result<Void, any Error>] = [:]
         for index in items.indices where items[index].isAlive && items[index].record != nil {
             guard let folder = items[index].folder, let temporary = items[index].temporary else { continue }
             do {
-                try writer.confirmInPlace(folder)
+                let identity = FolderIdentity(device: folder.status.device, inode: folder.status.inode)
+                if checkedFolders[identity] == nil { checkedFolders[identity] = Result { try writer.confirmInPlace(folder) } }
+                try checkedFolders[identity]!.get()
                 while try !writer.place(temporary.name, as: items[index].finalName, in: folder) {
                     // Someone (the handler) took the name after it was chosen: the next free one,
                     // recorded before the rename so the row never names another file.

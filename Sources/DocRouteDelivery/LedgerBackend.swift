@@ -102,7 +102,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// next batch commits. The pools have one thread each and take work in order, so batches
     /// commit, and their sources leave, in the order they were submitted.
     func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
-        let stopped = { (count: Int) in
+        let stopped: @Sendable (Int) -> Void = { count in
             ticket.fulfil(Array(repeating: .failed(DeliveryError(code: .io, message: "the delivery worker is stopped; the source stays in its inbox")), count: count))
         }
         reclaimer.batchStarted()

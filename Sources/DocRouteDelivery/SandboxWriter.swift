@@ -262,13 +262,30 @@ package struct SandboxWriter: Sendable {
         buffer: UnsafeMutableRawBufferPointer,
         syncData: Bool = false
     ) throws -> TemporaryFile {
+        var names = TemporaryNames()
+        return try copyToTemporary(from: source, expected: expected, describing: sourcePath, into: folder, owner: owner,
+                                   buffer: buffer, names: &names, syncData: syncData)
+    }
+
+    /// ``copyToTemporary(from:expected:describing:into:owner:buffer:syncData:)`` naming the
+    /// temporary from `names`, which a caller making many copies keeps from one to the next.
+    package func copyToTemporary(
+        from source: FileDescriptor,
+        expected: FileStatus,
+        describing sourcePath: String,
+        into folder: Folder,
+        owner: Owner?,
+        buffer: UnsafeMutableRawBufferPointer,
+        names: inout TemporaryNames,
+        syncData: Bool = false
+    ) throws -> TemporaryFile {
         guard expected.isRegularFile else {
             throw DeliveryError(
                 code: .notRegularFile,
                 message: "\(sourcePath) is not a regular file. \(DeliveryError.advice(for: .notRegularFile))"
             )
         }
-        let (name, destination) = try createTemporary(in: folder)
+        let (name, destination) = try createTemporary(in: folder, names: &names)
         let destinationPath = folder.path(of: name).string
         do {
             defer { destination.closeIgnoringErrors() }
@@ -285,7 +302,9 @@ package struct SandboxWriter: Sendable {
                     message: "\(sourcePath) changed while it was copied (\(expected.size) bytes when opened, \(after.size) after). \(DeliveryError.advice(for: .changed))"
                 )
             }
-            try handOver(destination, owner: owner, describing: destinationPath)
+            // Its device, inode and mode, which neither the hand-over nor a sync changes.
+            let copy = try DeliveryError.performing("inspect", destinationPath) { try destination.status() }
+            try handOver(destination, owner: owner, describing: destinationPath, mode: mode_t(copy.mode))
             let syncsByItself = syncsByItself(size: expected.size)
             if syncsByItself {
                 // Its write-back started while it was copied: this waits for the tail, and its
@@ -294,7 +313,6 @@ package struct SandboxWriter: Sendable {
             } else if syncData {
                 try DeliveryError.performing("sync data of", destinationPath) { try destination.syncData() }
             }
-            let copy = try DeliveryError.performing("inspect", destinationPath) { try destination.status() }
             return TemporaryFile(name: name, size: expected.size, sha256: digest, device: copy.device, inode: copy.inode,
                                  isSynced: syncsByItself)
         } catch {
@@ -305,8 +323,13 @@ package struct SandboxWriter: Sendable {
 
     /// Gives a copy ``fileMode`` and `owner`, with docrouted's read-only ACL entry when it hands
     /// the file to someone else without being root (recovery reads copies back to check them).
-    func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String) throws {
-        try DeliveryError.performing("change mode of", path) { try descriptor.changeMode(fileMode) }
+    /// `mode` is the copy's mode now (`st_mode`), when known: the change of mode is left out when
+    /// it is already ``fileMode`` (the temporary is created 0600, which is ``fileMode`` unless a
+    /// umask took bits away), a system call a file in a burst.
+    func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String, mode: mode_t? = nil) throws {
+        if mode.map({ $0 & 0o7777 }) != fileMode {
+            try DeliveryError.performing("change mode of", path) { try descriptor.changeMode(fileMode) }
+        }
         guard let owner else { return }
         if let accessUserID, accessUserID != owner.userID {
             try DeliveryError.settingAccessList(path) { try descriptor.setAccessList(ownerPermissions: UInt16((fileMode >> 6) & 7), userID: accessUserID, userPermissions: 4) }
@@ -361,11 +384,10 @@ package struct SandboxWriter: Sendable {
         _ = try? DeliveryError.performing("remove", folder.path(of: name).string) { try folder.descriptor.unlink(component) }
     }
 
-    private func createTemporary(in folder: Folder) throws -> (String, FileDescriptor) {
+    private func createTemporary(in folder: Folder, names: inout TemporaryNames) throws -> (String, FileDescriptor) {
         var attempts = 0
         while true {
-            var random = SystemRandomNumberGenerator()
-            let name = Self.temporaryPrefix + Self.hex(withUnsafeBytes(of: random.next() as UInt64) { Array($0) }) + Self.temporarySuffix
+            let name = names.next()
             do {
                 let descriptor = try DeliveryError.performing("open", folder.path(of: name).string) { try folder.descriptor.open(FilePath.Component(name)!, flags: O_RDWR | O_CREAT | O_EXCL, permissions: 0o600) }
                 return (name, descriptor)

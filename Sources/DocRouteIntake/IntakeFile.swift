@@ -47,7 +47,8 @@ package struct IntakeFile: Sendable {
     /// Opens `name` inside the folder `directory` (a descriptor) with `O_NOFOLLOW|O_NONBLOCK`.
     ///
     /// `O_NONBLOCK` means a FIFO dropped in an inbox never blocks the open; it is refused after
-    /// `fstat`. The caller owns the returned descriptor and must close it.
+    /// `fstat`. The descriptor keeps the flag, which regular files ignore. The caller owns the
+    /// returned descriptor and must close it.
     package static func open(name: [UInt8], in directory: Int32, maxSize: Int64, headLength: Int = 4096) -> Result<IntakeFile, Refusal> {
         // A name from inotify or readdir is one component; anything else names nothing here.
         guard let component = FilePath.Component(platformBytes: name) else { return .failure(.vanished) }
@@ -78,8 +79,8 @@ package struct IntakeFile: Sendable {
             file.closeIgnoringErrors()
             return .failure(.tooLarge(size: info.size, limit: maxSize))
         }
-        // Back to blocking reads for the copy; the descriptor is a regular file now.
-        if let flags = try? file.statusFlags() { _ = try? file.setStatusFlags(flags & ~O_NONBLOCK) }
+        // O_NONBLOCK stays: it changes nothing for reads of a regular file (only pipes, sockets
+        // and devices honour it), and clearing it cost two system calls a file in a burst.
         switch reading(file.rawValue, info, headLength: headLength) {
         case .success(let opened): return .success(opened)
         case .failure(let error):

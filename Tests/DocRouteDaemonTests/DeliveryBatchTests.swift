@@ -111,6 +111,21 @@ import Glibc
     /// A copy from 16 MiB on is made durable by its own fsync as soon as it is complete (its
     /// write-back started while it was copied), so the batch's syncfs need not wait for it; a
     /// small one waits for the batch's. Either way the bytes are the source's.
+    /// Temporaries are named from random bytes taken 64 names at a time: hidden names of the
+    /// form `.docroute-<16 hex digits>.tmp`, none repeated, another run's not the same.
+    @Test func temporaryNamesAreHiddenRandomAndNeverRepeated() {
+        var names = SandboxWriter.TemporaryNames()
+        let drawn = (0..<1000).map { _ in names.next() }
+        #expect(Set(drawn).count == drawn.count)
+        for name in drawn {
+            #expect(name.hasPrefix(SandboxWriter.temporaryPrefix) && name.hasSuffix(SandboxWriter.temporarySuffix), "\(name)")
+            let random = name.dropFirst(SandboxWriter.temporaryPrefix.count).dropLast(SandboxWriter.temporarySuffix.count)
+            #expect(random.count == 16 && random.allSatisfy { $0.isHexDigit && !$0.isUppercase }, "\(name)")
+        }
+        var other = SandboxWriter.TemporaryNames()
+        #expect(Set((0..<64).map { _ in other.next() }).isDisjoint(with: drawn))
+    }
+
     @Test func aLargeCopyIsSyncedByItselfAndASmallOneByTheBatch() throws {
         let (scratch, container, inbox) = try Self.viewerScene()
         defer { inbox.close(); scratch.remove() }

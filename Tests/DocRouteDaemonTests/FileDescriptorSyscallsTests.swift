@@ -3,6 +3,7 @@ import SystemPackage
 import Testing
 import DocRouteTestSupport
 @testable import DocRouteDelivery
+import DocRoutePlatform
 
 #if canImport(Glibc)
 import Glibc
@@ -24,6 +25,20 @@ import Glibc
         // Where absence is an answer, it is one, not an error.
         #expect(try folder.status(of: FilePath.Component("missing.pdf")) == nil)
         #expect(try folder.unlink(FilePath.Component("missing.pdf")) == false)
+    }
+
+    /// `getrandom(2)` in bulk: a buffer larger than one call's usual share is filled, and two
+    /// fills differ.
+    @Test func randomBytesFillTheWholeBuffer() throws {
+        var first = [UInt8](repeating: 0, count: 4096)
+        var second = [UInt8](repeating: 0, count: 4096)
+        // (A typed-throws closure passed to withUnsafeMutableBytes crashes Swift 6.3's IRGen.)
+        try first.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try RandomBytes.fill(buffer) } }.get()
+        try second.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try RandomBytes.fill(buffer) } }.get()
+        #expect(first != second)
+        // 4,096 random bytes hold every byte value almost surely; a buffer left partly unfilled
+        // would be zero at its end.
+        #expect(Set(first).count > 200 && first.suffix(64).contains { $0 != 0 })
     }
 
     @Test func aSymbolicLinkIsNeverFollowed() throws {

@@ -52,6 +52,10 @@ void *docroute_map_read_populated(int fd, int64_t offset, size_t length);
 /// munmap(2) of a mapping made by docroute_map_read_populated.
 int docroute_unmap(void *address, size_t length);
 
+/// getrandom(2): up to `length` random bytes from the kernel's generator into `buffer` (flags 0:
+/// blocks only until the generator is first seeded at boot). Returns the count or -1 with errno.
+ssize_t docroute_random_bytes(void *buffer, size_t length);
+
 /// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: opens `path` below
 /// `dirfd` and fails (ELOOP or EXDEV) rather than follow any symbolic link or leave `dirfd`.
 /// Fails with ENOSYS where the kernel (before 5.6) or a seccomp filter lacks openat2.
