@@ -441,9 +441,8 @@ package final class DeliveryBatch: Sendable {
         // Each folder is looked up from its container root before its first rename and again
         // after its sync (below), not before every rename: moved in between, it is caught by the
         // second look and every copy renamed in it is taken back, as one looked up before each
-        // rename would have been.
-        // Keyed by the open folder itself: copies under one key may be in a folder found moved
-        // during the copy step and in the one made anew after it.
+        // rename would have been. Keyed by the open folder itself: copies under one key may be in
+        // a folder found moved during the copy step and in the one made anew after it.
         var checkedFolders: [FolderIdentity: Result<Void, any Error>] = [:]
         for index in items.indices where items[index].isAlive && items[index].record != nil {
             guard let folder = items[index].folder, let temporary = items[index].temporary else { continue }

@@ -91,9 +91,10 @@ package struct Quarantine: Sendable {
         if copied {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
             defer { buffer.deallocate() }
+            var names = SandboxWriter.TemporaryNames()
             let temporary = try writer.copyToTemporary(
                 from: source, expected: sourceStatus, describing: sourcePath.string,
-                into: folder, owner: nil, buffer: buffer, syncData: true)
+                into: folder, owner: nil, buffer: buffer, names: &names, syncData: true)
             do {
                 while try !writer.place(temporary.name, as: finalName, in: folder) {
                     counter += 1

@@ -251,24 +251,9 @@ package struct SandboxWriter: Sendable {
     ///
     /// - Parameters:
     ///   - buffer: scratch memory of at least 64 KiB, reused across copies.
+    ///   - names: where the temporary's random name comes from, kept across copies too.
     ///   - syncData: `fdatasync` the copy before closing it (when the caller does not sync the
     ///     whole file system afterwards).
-    package func copyToTemporary(
-        from source: FileDescriptor,
-        expected: FileStatus,
-        describing sourcePath: String,
-        into folder: Folder,
-        owner: Owner?,
-        buffer: UnsafeMutableRawBufferPointer,
-        syncData: Bool = false
-    ) throws -> TemporaryFile {
-        var names = TemporaryNames()
-        return try copyToTemporary(from: source, expected: expected, describing: sourcePath, into: folder, owner: owner,
-                                   buffer: buffer, names: &names, syncData: syncData)
-    }
-
-    /// ``copyToTemporary(from:expected:describing:into:owner:buffer:syncData:)`` naming the
-    /// temporary from `names`, which a caller making many copies keeps from one to the next.
     package func copyToTemporary(
         from source: FileDescriptor,
         expected: FileStatus,

@@ -135,13 +135,14 @@ import Glibc
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
         let large = Int(SandboxWriter.followingHashThreshold)
+        var names = SandboxWriter.TemporaryNames()
         for (name, size, synced) in [("small.bin", 4096, false), ("below.bin", large - 1, false), ("large.bin", large, true)] {
             let content = Fixtures.content(size, size: size)
             try scratch.write("inbox/\(name)", content)
             let request = try inbox.request(name, container: container)
 
             let copy = try writer.copyToTemporary(from: request.source, expected: request.sourceStatus, describing: name,
-                                                  into: folder, owner: nil, buffer: buffer)
+                                                  into: folder, owner: nil, buffer: buffer, names: &names)
 
             #expect(copy.isSynced == synced, "\(name)")
             #expect(copy.size == Int64(size))
