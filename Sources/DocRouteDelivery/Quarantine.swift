@@ -194,7 +194,8 @@ package struct Quarantine: Sendable {
 
     private func writeReason(for finalName: String, in folder: SandboxWriter.Folder, reason: String, contentType: String?, origin: String?, date: Date) throws {
         let line = Self.reasonLine(reason: reason, contentType: contentType, date: date, origin: origin)
-        let temporaryName = SandboxWriter.temporaryPrefix + SandboxWriter.hex((0..<8).map { _ in UInt8.random(in: 0...255) }) + SandboxWriter.temporarySuffix
+        var names = SandboxWriter.TemporaryNames()
+        let temporaryName = names.next()
         let temporaryComponent = FilePath.Component(temporaryName)!
         let temporaryPath = folder.path(of: temporaryName).string
         let descriptor = try DeliveryError.performing("open", temporaryPath) { try folder.descriptor.open(temporaryComponent, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640) }

@@ -80,11 +80,6 @@ extension FileDescriptor {
         try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_GETFL) }
     }
 
-    /// `fcntl(F_SETFL)`: sets the status flags that can change (`O_NONBLOCK`, `O_APPEND`...).
-    package func setStatusFlags(_ flags: CInt) throws(Errno) {
-        _ = try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_SETFL, flags) }
-    }
-
     // MARK: Names
 
     /// `mkdirat(2)`; `false` when the name already exists (whatever it is).
