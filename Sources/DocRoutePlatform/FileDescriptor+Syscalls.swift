@@ -80,6 +80,14 @@ extension FileDescriptor {
         try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_GETFL) }
     }
 
+    /// Sets `O_NONBLOCK` on the open file (a listening socket that is accepted from only once it
+    /// is ready, so that a connection gone meanwhile never blocks the accepting task).
+    package func setNonBlocking() throws(Errno) {
+        let flags = try statusFlags()
+        guard flags & O_NONBLOCK == 0 else { return }
+        _ = try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_SETFL, flags | O_NONBLOCK) }
+    }
+
     // MARK: Names
 
     /// `mkdirat(2)`; `false` when the name already exists (whatever it is).
