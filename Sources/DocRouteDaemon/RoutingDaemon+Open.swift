@@ -42,11 +42,13 @@ extension RoutingDaemon {
 
     /// Starts the descriptor socket; without it, `open-descriptor` is not offered and files are
     /// opened by URL only (which needs root unless client and daemon are the same user).
-    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) -> DescriptorSocketServer? {
+    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) async -> DescriptorSocketServer? {
         let path = DescriptorSocketServer.path(besides: configuration.socket)
-        let server = DescriptorSocketServer(responder: self, maxConnections: min(configuration.maxConnections, 64), logger: logger)
         do {
-            try server.start(endpoint ?? .path(path))
+            let server = try DescriptorSocketServer(
+                responder: self, limits: .descriptorSocket(configuration),
+                isHandlerUser: { [self] uid in handlerUsers.withLock { $0.uids.contains(uid) } }, logger: logger)
+            try await server.start(endpoint ?? .path(path))
             descriptorSocketPath.withLock { $0 = server.path }
             return server
         } catch {

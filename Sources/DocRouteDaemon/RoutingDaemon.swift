@@ -168,7 +168,7 @@ package actor RoutingDaemon {
                 or let systemd pass it (docroute.socket)
                 """)
         }
-        state = .running(Servers(server: server, descriptorServer: startDescriptorServer(descriptorEndpoint)))
+        state = .running(Servers(server: server, descriptorServer: await startDescriptorServer(descriptorEndpoint)))
         _ = try? notifier?.ready()
         await refreshStatus()
         let registry = routing.snapshot.registry
@@ -264,7 +264,7 @@ package actor RoutingDaemon {
         state = .shuttingDown
         _ = try? notifier?.stopping()
         await servers.server.stop()
-        servers.descriptorServer?.stop()
+        await servers.descriptorServer?.stop()
         await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()

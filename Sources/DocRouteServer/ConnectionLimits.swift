@@ -36,6 +36,20 @@ package struct ConnectionLimits: Sendable, Hashable {
                   maxUnfinishedLineBytes: configuration.maxUnfinishedLineBytes)
     }
 
+    /// The limits of the descriptor socket: at most 64 connections (each may hold a passed
+    /// descriptor besides its own), at most an eighth of them per uid (so one user holds no more
+    /// than a few, and `max_connections_per_uid` when that is lower), an eighth kept for root and
+    /// handlers' users, and closed after 30 s without a complete line (PROTOCOL.md), or after
+    /// `idle_timeout` when that is shorter.
+    package static func descriptorSocket(_ configuration: DaemonConfiguration) -> ConnectionLimits {
+        let connections = min(configuration.maxConnections, DaemonConfiguration.descriptorSocketConnections)
+        return ConnectionLimits(maxConnections: connections,
+                                maxPerUID: max(1, min(configuration.maxConnectionsPerUID, connections / 8)),
+                                reservedForHandlers: connections / 8,
+                                idleTimeout: .seconds(min(30, configuration.idleTimeoutSeconds)),
+                                maxUnfinishedLineBytes: configuration.maxUnfinishedLineBytes)
+    }
+
     /// Open connections, counted per uid, and the bytes of unfinished lines held.
     final class Ledger: Sendable {
         struct State {
