@@ -42,6 +42,10 @@ package struct DaemonConfiguration: Sendable, Hashable {
     /// Files and folders a package document may hold (`max_package_entries`); a larger one is
     /// quarantined.
     package var maxPackageEntries: Int = 100_000
+    /// Folders watched in one inbox (`max_mailboxes`): its mailboxes, the folders inside them and a
+    /// Maildir's folders. Anyone who can write an inbox can make folders; past the limit they are
+    /// not served, so a flood of them costs the daemon no descriptors and no inotify watches.
+    package var maxMailboxes: Int = 1_000
     /// `launch_flag_directory`: launch handlers through systemd by writing `<folder>/<DocRouteUser>`
     /// (watched by `docroute-handler@<DocRouteUser>.path`) instead of starting them; nil starts them.
     package var launchFlagDirectory: String? = nil
@@ -95,7 +99,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
         "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
         "max_connections_per_uid", "reserved_handler_connections", "idle_timeout", "max_unfinished_line_bytes",
-        "max_package_depth", "max_package_entries",
+        "max_package_depth", "max_package_entries", "max_mailboxes",
         "launch_flag_directory",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
@@ -161,6 +165,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         configuration.maxUnfinishedLineBytes = Int(try integer("max_unfinished_line_bytes", default: 16 << 20, minimum: Int64(WireProtocol.maximumLineLength + 1)))
         configuration.maxPackageDepth = Int(try integer("max_package_depth", default: 256, minimum: 1))
         configuration.maxPackageEntries = Int(try integer("max_package_entries", default: 100_000, minimum: 1))
+        configuration.maxMailboxes = Int(try integer("max_mailboxes", default: 1_000, minimum: 1))
         if table["metrics_textfile"] != nil {
             let textfile = try path("metrics_textfile", in: table, default: nil)
             guard !textfile.hasSuffix("/") else {

@@ -17,10 +17,8 @@ extension DeliveryBatch {
     package struct Request: Sendable {
         /// The delivery's id (sent to the handler; never changes).
         package var deliveryID: UUID
-        // File descriptors are plain numbers here so a request can cross threads; FileDescriptor
-        // is not Sendable.
+        // A plain number: the request's whole footprint is kept small (a batch holds hundreds).
         private var sourceNumber: CInt
-        private var sourceDirectoryNumber: CInt
 
         /// The source, opened by the caller with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK`.
         package var source: FileDescriptor {
@@ -31,11 +29,11 @@ extension DeliveryBatch {
         package var sourceStatus: FileStatus
         /// The source's path, recorded in the ledger (recovery removes it by this path).
         package var sourcePath: FilePath
-        /// The inbox folder holding the source, to remove it by name once delivered.
-        package var sourceDirectory: FileDescriptor {
-            get { FileDescriptor(rawValue: sourceDirectoryNumber) }
-            set { sourceDirectoryNumber = newValue.rawValue }
-        }
+        /// The inbox folder holding the source, to remove it by name once delivered; the request
+        /// keeps it open until then.
+        package var sourceFolder: DirectoryHandle?
+        /// ``sourceFolder``'s descriptor (-1 when there is none: the source is kept).
+        package var sourceDirectory: FileDescriptor { sourceFolder?.descriptor ?? FileDescriptor(rawValue: -1) }
         /// The source's name in ``sourceDirectory`` (raw bytes; need not be UTF-8).
         package var sourceName: FilePath.Component
         /// Copy without removing the source (an `open` of a client's own file). The ledger then
@@ -73,7 +71,7 @@ extension DeliveryBatch {
             source: FileDescriptor,
             sourceStatus: FileStatus,
             sourcePath: FilePath,
-            sourceDirectory: FileDescriptor,
+            sourceFolder: DirectoryHandle?,
             sourceName: FilePath.Component,
             keepSource: Bool = false,
             containerRoot: FilePath,
@@ -92,7 +90,7 @@ extension DeliveryBatch {
             self.sourceNumber = source.rawValue
             self.sourceStatus = sourceStatus
             self.sourcePath = sourcePath
-            self.sourceDirectoryNumber = sourceDirectory.rawValue
+            self.sourceFolder = sourceFolder
             self.sourceName = sourceName
             self.keepSource = keepSource
             self.containerRoot = containerRoot

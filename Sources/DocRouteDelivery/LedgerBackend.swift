@@ -179,7 +179,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                     linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
                     size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
                 sourcePath: FilePath(document.sourcePath),
-                sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
+                sourceFolder: document.sourceFolder,
                 sourceName: Self.component(document.sourceName),
                 keepSource: document.sourceFolder == nil,
                 containerRoot: FilePath(document.containerRoot),

@@ -31,6 +31,8 @@ package final class DaemonActivity: Sendable {
         var quarantined: [Int: Int] = [:]
         /// Maildir messages left in `new/` because they cannot be read (malformed, cut short).
         var unreadableMessages: [Int: Int] = [:]
+        /// Per inbox: folders watched, and folders not served because of `max_mailboxes`.
+        var foldersWatched: [Int: (count: Int, notServed: Int)] = [:]
         /// When intake first saw each waiting file: the start of its delivery latency.
         var firstSeen: [ArrivalQueue.Arrival: ContinuousClock.Instant] = [:]
         /// The last failure per handler (as its manifest spells it).
@@ -52,9 +54,13 @@ package final class DaemonActivity: Sendable {
     /// - Parameters:
     ///   - configuration: `metrics_textfile` decides whether a file is written.
     ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
+    /// `max_mailboxes`, shown beside each inbox's watched folders.
+    let maxMailboxes: Int
+
     package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil) {
         self.metrics = metrics
         self.inboxCount = configuration.inboxes.count
+        self.maxMailboxes = configuration.maxMailboxes
         self.state = Mutex(State())
         self.textfile = configuration.metricsTextfile.map { path in
             MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in metrics.render() }
@@ -196,6 +202,10 @@ package final class DaemonActivity: Sendable {
     }
 
     /// A Maildir message of inbox `inbox` was left in `new/`, unreadable (reported once).
+    package func foldersWatched(inbox: Int, count: Int, notServed: Int) {
+        state.withLock { $0.foldersWatched[inbox] = (count, notServed) }
+    }
+
     package func unreadableMessage(inbox: Int) {
         state.withLock { $0.unreadableMessages[inbox, default: 0] += 1 }
     }

@@ -1,4 +1,5 @@
 @testable import DocRouteDelivery
+import DocRoutePlatform
 import DocRouteTestSupport
 import Foundation
 import SystemPackage
@@ -24,7 +25,7 @@ import Glibc
 
     func request(_ scratch: TemporaryFolder, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
-            sourceFolder: inbox.rawValue, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
+            sourceFolder: DirectoryHandle(borrowing: inbox), sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
             containerRoot: scratch.path("containers/com.example.editor").string, mailbox: "Mail", originalName: name,
             extensionChain: ".rtfd", contentType: "com.apple.rtfd", bundleIdentifier: "com.example.editor")
     }
