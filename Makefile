@@ -119,7 +119,7 @@ install: deps
 # figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
 # The daemon measured is the static release build that the package ships (scripts/release-build.sh,
 # shared with `make test` and `make deb`): its resident memory is the one an admin sees, 2 to 5 MiB
-# below the build linked to the toolchain's shared libraries (README, "Session 8").
+# below the build linked to the toolchain's shared libraries (docs/BENCHMARKS.md).
 BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
 	cd "$(CURDIR)" && shipped=$$(DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/release-build.sh) \

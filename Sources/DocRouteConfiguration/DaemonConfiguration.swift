@@ -23,7 +23,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package var metricsTextfile: String? = nil
     /// Arrivals the intake keeps in memory (`max_queued_files`); more wait in their inbox and are
     /// found by listing it again once these are delivered. 4,096 is sixteen batches: a burst of
-    /// 100,000 went as fast as with 16,384 and peaked 6 MiB lower (README, session 5).
+    /// 100,000 went as fast as with 16,384 and peaked 6 MiB lower (docs/BENCHMARKS.md).
     package var maxQueuedFiles: Int = 4_096
     /// Connections one uid may hold (`max_connections_per_uid`); root is not counted against it.
     package var maxConnectionsPerUID: Int = 32

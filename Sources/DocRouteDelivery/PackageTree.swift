@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// Copies, hashes and removes package documents (folders delivered whole, issue #4).
+/// Copies, hashes and removes package documents (folders such as `Report.rtfd`, delivered whole).
 ///
 /// Every name is opened relative to its parent folder's descriptor with `O_NOFOLLOW`, so a
 /// symbolic link inside a package (or swapped in while it is copied) is never followed: links,
@@ -77,7 +77,7 @@ package enum PackageTree {
     /// Regular files get `fileMode`, folders `folderMode`, both `owner` when given; every copied
     /// file and folder (`destination` included) is fsynced before this returns.
     ///
-    /// The walk is iterative, so no depth of folders can overflow the stack (issue 16 item 4:
+    /// The walk is iterative, so no depth of folders can overflow the stack (as one did:
     /// a package 10,000 levels deep crashed the recursive walk); `limits` still bounds the depth.
     /// - Returns: the bytes copied.
     /// - Throws: ``DeliveryError``; what was copied so far stays for the caller to remove.

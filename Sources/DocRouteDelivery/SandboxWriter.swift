@@ -112,7 +112,7 @@ package struct SandboxWriter: Sendable {
     /// See ``temporaryPrefix``.
     package static let temporarySuffix = SandboxName.temporarySuffix
 
-    /// Mode of created folders: a handler's sandbox is its own (issue 16: the admin group, which
+    /// Mode of created folders: a handler's sandbox is its own (the admin group, which
     /// holds the mail delivery agent, once read and planted documents through group bits).
     package var folderMode: mode_t = 0o700
     /// Mode of delivered files.

@@ -37,7 +37,7 @@ extension IntakePipeline {
         }
     }
 
-    /// Vets a package folder (issue 16 item 4: one that stopped the daemon before, or is deeper or
+    /// Vets a package folder (one that stopped the daemon before, or is deeper or
     /// larger than `max_package_depth`/`max_package_entries`, is quarantined whole with the reason),
     /// then delivers it; its in-hand mark in the ledger lasts from before the first look at it
     /// until it is delivered, quarantined or failed.

@@ -13,7 +13,7 @@ import Glibc
 /// gid, and its supplementary groups (those the group database gives the peer's user, from
 /// `getgrouplist`; only the peer's gid when the uid has no user), set with the raw `setgroups`
 /// system call, which changes the calling thread alone. Keeping docrouted's own groups there
-/// would let a client read what only docrouted's groups may (issue 16 item 5).
+/// would let a client read what only docrouted's groups may.
 package enum PeerFileOpener {
     /// Opens `path` as `peer` would. The caller's task waits without holding a thread of the
     /// cooperative pool: the open, and the group database lookups, run on the thread of their own.

@@ -68,7 +68,7 @@ package final class DeliveryLedger: Sendable {
             // writer's filled up within 10,000 deliveries and was 2 MiB of the daemon's private
             // memory; a row's random-keyed index pages miss it either way, and the kernel's page
             // cache serves them. Measured: the same files/s (medians 6,766 and 6,757 at 10,000),
-            // 2.0–2.4 MiB less at the peak (README "Session 9").
+            // 2.0–2.4 MiB less at the peak (docs/BENCHMARKS.md, "Memory at 100,000 files").
             try db.execute(sql: "PRAGMA cache_size = -256")
         }
         // A reader never waits for the writer in WAL mode; writers wait for each other briefly.

@@ -6,7 +6,7 @@ import Foundation
 /// Why not Foundation's formatters: `DateFormatter`, `ISO8601DateFormatter` and
 /// `Date.formatted(.iso8601)` all go through ICU on Linux. Touching them maps ICU's code and
 /// time-zone data into the daemon: 4 to 8 MiB of resident pages in the static build for a few
-/// fixed-format UTC strings (measured with a static probe, README "Session 9").
+/// fixed-format UTC strings (measured with a static probe, docs/BENCHMARKS.md).
 package struct UTCTimestamp: Sendable, Hashable {
     package var year: Int
     /// 1 to 12.

@@ -4,7 +4,7 @@ import DocRouteProtocol
 import Synchronization
 
 /// What clients together, and each local user, may hold of the daemon's connections and memory
-/// (issue 16 items 6 and 10), and the accounting that enforces it.
+/// (no local user may exhaust them and keep a handler out), and the accounting that enforces it.
 ///
 /// - at most `maxConnections` connections; the last `reservedForHandlers` of them only for root
 ///   and for the users that handlers run as, so a flood by anyone else leaves room to subscribe;

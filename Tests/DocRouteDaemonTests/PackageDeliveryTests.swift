@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// Package documents delivered whole, and crashes at every step of one (issue #4).
+/// Package documents delivered whole, and crashes at every step of one.
 @Suite struct PackageDeliveryTests {
     static let sandbox = "containers/com.example.editor/Documents/Inbox/Mail"
     static let files: [String: [UInt8]] = [
