@@ -30,7 +30,9 @@ class Welcome:
 
 @dataclass(frozen=True)
 class Document:
-    """One document (or custom-scheme URL) owed to a handler, as `launch` or `openURL` carries it."""
+    """One document (or custom-scheme URL) owed to a handler, as `launch` or `openURL` carries it.
+
+    Hashable (by everything but :attr:`annotation`), so a handler can keep the ones it has seen."""
 
     delivery_id: str
     """Identifies the delivery; it never changes, so a handler can drop one it has seen."""
@@ -44,7 +46,7 @@ class Document:
     """The mailbox the file arrived in; ``None`` for a custom-scheme URL."""
     source_application: str | None = None
     """The bundle identifier of the application the document came from, when known."""
-    annotation: JSONObject = field(default_factory=dict)
+    annotation: JSONObject = field(default_factory=dict, hash=False)
     """For an inbox file at least ``mailbox``, ``originalFilename`` and ``size``; mail adds ``from``, ``subject``…"""
 
     @property
@@ -75,7 +77,7 @@ class Launch:
     (``False`` for :attr:`is_file_url`, ``{}`` for :attr:`annotation`) for a plain launch.
     """
 
-    launch_options: JSONObject
+    launch_options: JSONObject = field(hash=False)
     """As sent: ``UIApplicationLaunchOptionsURLKey`` and the rest (see :class:`~docroute.LaunchOptionsKey`); ``{}`` for a plain launch."""
     document: Document | None = None
 
@@ -168,7 +170,7 @@ class CandidateList:
 
     content_type: str | None
     """The document's type; ``None`` for a custom-scheme URL."""
-    candidates: list[Candidate]
+    candidates: list[Candidate] = field(hash=False)
 
     @property
     def default(self) -> Candidate | None:
@@ -184,7 +186,7 @@ class HandlerStatus:
     subscribed: bool
     pending: int
     """Documents waiting for it."""
-    extra: JSONObject = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict, hash=False)
     """Optional fields for operators (``inFlight``, ``deliveredToday``, ``lastError``…)."""
 
 
@@ -193,8 +195,8 @@ class InboxStatus:
     """One inbox folder in `status`."""
 
     path: str
-    mailboxes: list[str]
-    extra: JSONObject = field(default_factory=dict)
+    mailboxes: list[str] = field(hash=False)
+    extra: JSONObject = field(default_factory=dict, hash=False)
     """Optional fields for operators (``kind``, ``waiting``, ``quarantined``…)."""
 
 
@@ -202,9 +204,9 @@ class InboxStatus:
 class StatusReport:
     """The `status` reply. ``raw`` is the whole reply as sent, for the optional operator fields."""
 
-    handlers: list[HandlerStatus]
-    inboxes: list[InboxStatus]
-    raw: JSONObject
+    handlers: list[HandlerStatus] = field(hash=False)
+    inboxes: list[InboxStatus] = field(hash=False)
+    raw: JSONObject = field(hash=False)
 
     def handler(self, bundle_identifier: str) -> HandlerStatus | None:
         """The entry of one handler, if it is registered."""
