@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 import threading
+import time
 import unittest
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +98,25 @@ class HandlerRunnerTests(DaemonTestCase):
         with docroute.connect(self.daemon.socket, timeout=10) as connection:
             entry = connection.status().handler(MOLECULES)
         return -1 if entry is None else entry.pending + int(entry.extra.get("inFlight", 0))
+
+    def test_stop_from_a_signal_handler_ends_a_blocked_run(self) -> None:
+        handler = Recorder()
+        runner = docroute.HandlerRunner(MOLECULES, handler, socket_path=self.daemon.socket, backoff=FAST)
+        previous = signal.signal(signal.SIGALRM, lambda number, frame: runner.stop())
+        self.addCleanup(signal.signal, signal.SIGALRM, previous)
+        # Once subscribed the runner waits in recv for the next event; the signal must end that wait.
+        self.daemon.drop("before-stop.pdb", PDB)
+        self.assertTrue(self.daemon.wait_for_inbox_drained(), self.log_tail())
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
+        # Should the signal not end it, stopping from another thread does, and the time says so.
+        watchdog = threading.Timer(10, runner.stop)
+        watchdog.start()
+        self.addCleanup(watchdog.cancel)
+        started = time.monotonic()
+        runner.run()
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(handler.names(), ["before-stop.pdb"])
 
     def test_an_unknown_handler_ends_run_with_the_error(self) -> None:
         runner = docroute.HandlerRunner("org.example.nobody", docroute.DocumentHandler(), socket_path=self.daemon.socket, backoff=FAST)

@@ -115,10 +115,10 @@ class HandlerRunner:
         self.backoff = backoff
         self._log = log or logger
         self._stopping = threading.Event()
-        self._lock = threading.Lock()
         self._connection: Connection | None = None
         self._failures = 0
         self._running_thread: int | None = None
+        self._handling = False
 
     def run(self) -> None:
         """Runs until :meth:`stop` (then returns) or until the daemon refuses the handler for good
@@ -138,19 +138,21 @@ class HandlerRunner:
             self._stopping.wait(self.backoff.delay(self._failures))
 
     def stop(self) -> None:
-        """Makes :meth:`run` return: from the handler's own methods, once the current document is
-        acknowledged; from another thread, at once (a document being handled comes again)."""
+        """Makes :meth:`run` return. From the handler's own methods it returns once the current
+        document is acknowledged; from another thread or a signal handler at once (a document
+        being handled then comes again)."""
         self._stopping.set()
-        if threading.get_ident() == self._running_thread:
+        if self._handling and threading.get_ident() == self._running_thread:
             return
-        with self._lock:
-            if self._connection is not None:
-                self._connection.shutdown()
+        # No lock: a signal handler may run while this thread holds one. Shutting down a socket
+        # object already closed only raises, which shutdown() ignores.
+        connection = self._connection
+        if connection is not None:
+            connection.shutdown()
 
     def _serve_one_connection(self) -> None:
         connection = Connection.connect(self.socket_path, log=self._log)
-        with self._lock:
-            self._connection = connection
+        self._connection = connection
         try:
             if self._stopping.is_set():
                 return
@@ -159,12 +161,15 @@ class HandlerRunner:
             self._failures = 0
             self._log.info("subscribed as %s to %s, %d waiting", self.bundle_identifier, welcome.daemon, pending)
             for event in connection.events():
-                self._handle(event, connection)
+                self._handling = True
+                try:
+                    self._handle(event, connection)
+                finally:
+                    self._handling = False
                 if self._stopping.is_set():
                     return
         finally:
-            with self._lock:
-                self._connection = None
+            self._connection = None
             connection.close()
 
     def _handle(self, event: Event, connection: Connection) -> None:
