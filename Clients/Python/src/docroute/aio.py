@@ -51,7 +51,7 @@ class AsyncConnection:
     >>> async with await docroute.aio.connect() as connection:
     ...     await connection.subscribe("com.sunsetlakesoftware.molecules")
     ...     async for event in connection.events():
-    ...         if event.delivery_id is not None:
+    ...         if isinstance(event, (docroute.Launch, docroute.OpenURL)) and event.delivery_id is not None:
     ...             await connection.ack(event.delivery_id, handled=True)
     """
 

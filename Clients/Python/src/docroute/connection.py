@@ -65,7 +65,7 @@ class Connection:
     >>> with docroute.connect() as connection:
     ...     connection.subscribe("com.sunsetlakesoftware.molecules")
     ...     for event in connection.events():
-    ...         if event.delivery_id is not None:
+    ...         if isinstance(event, (docroute.Launch, docroute.OpenURL)) and event.delivery_id is not None:
     ...             connection.ack(event.delivery_id, handled=True)
     """
 
