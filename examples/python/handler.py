@@ -76,9 +76,11 @@ def main() -> int:
         handler.runner.run()
         return 0
     except docroute.DocRouteError as error:
-        print(f"error {error.code}: {error.message}", file=sys.stderr)
         if args.list or args.open:
+            # The same JSON line as the replies above, so a script reads either the same way.
             print(json.dumps({"type": "error", "code": error.code, "message": error.message}), flush=True)
+        else:
+            print(f"error {error.code}: {error.message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
