@@ -14,7 +14,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 
 # Debian packages the build and the tests use; installed only when missing.
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
-	python3 inotify-tools socat systemd file debootstrap systemd-container \
+	python3 python3-venv inotify-tools socat systemd file debootstrap systemd-container \
 	build-essential debhelper dpkg-dev lintian
 
 .PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
@@ -69,6 +69,14 @@ test: deps
 	# shared-mime-info's own detection suite (../shared/conformance) against docroutectl type:
 	# fails below 99% agreement, prints the figure and every miss, skips when ../shared is absent.
 	python3 scripts/mime-conformance.py "$(BIN_DEBUG)/docroutectl"
+	# The Python client, installed with pip into a throwaway venv as a handler author installs it,
+	# then its unittest suite with that venv's python against the debug docrouted. setuptools'
+	# build folder goes first: it would put a module since removed from src into the wheel.
+	rm -rf Clients/Python/build
+	venv=$$(mktemp -d /tmp/docroute-venv.XXXXXX) && trap 'rm -rf "$$venv"' EXIT && \
+	  python3 -m venv "$$venv" && "$$venv/bin/pip" install ./Clients/Python && \
+	  DOCROUTE_BIN_DIR="$(BIN_DEBUG)" DOCROUTE_PYTHON_INSTALLED=1 \
+	  "$$venv/bin/python" -m unittest discover -s Clients/Python/tests -t Clients/Python/tests
 	SWIFT="$(SWIFT)" Fuzz/run.sh 10
 	$(SWIFT) test --skip-build --filter IntegrationTests
 
