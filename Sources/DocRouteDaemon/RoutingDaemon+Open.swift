@@ -164,7 +164,8 @@ extension RoutingDaemon {
             }
             // fstat and the first read of a file that may be on a slow file system: on the pool.
             let maxSize = configuration.maxFileSize
-            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize) })
+            let maxAllocation = configuration.maxFileAllocation
+            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize, maxAllocation: maxAllocation) })
                 ?? .failure(.unreadable(errno: ESHUTDOWN))
             switch adopted {
             case .success(let file):
@@ -189,7 +190,7 @@ extension RoutingDaemon {
                 connection.send(.error(id: id, code: .notPermitted, message: "docrouted runs as uid \(geteuid()) and cannot check that you (uid \(peer.uid)) may read \(path); pass the open file instead (open with \"descriptor\":true on the descriptor socket), as `docroutectl open` does"))
                 return nil
             }
-            switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize) {
+            switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize, maxAllocation: configuration.maxFileAllocation) {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(pathBytes.split(separator: UInt8(ascii: "/")).last ?? []), path: path)
             case .failure(.vanished):

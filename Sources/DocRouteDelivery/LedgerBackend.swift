@@ -177,7 +177,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                 sourceStatus: FileStatus(
                     device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
                     linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
-                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
+                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds,
+                    allocatedBytes: document.source.allocatedBytes),
                 sourcePath: FilePath(document.sourcePath),
                 sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
                 sourceName: Self.component(document.sourceName),

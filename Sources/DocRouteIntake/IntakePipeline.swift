@@ -329,7 +329,8 @@ package actor IntakePipeline {
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
             let display = InboxNames.display(arrival.name)
             let path = arrival.folder.path + "/" + display
-            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize) {
+            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize,
+                                   maxAllocation: configuration.maxFileAllocation) {
             case .failure(.vanished):
                 continue
             case .failure(.directory):
