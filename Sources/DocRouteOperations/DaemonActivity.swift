@@ -52,12 +52,18 @@ package final class DaemonActivity: Sendable {
     /// - Parameters:
     ///   - configuration: `metrics_textfile` decides whether a file is written.
     ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
-    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil) {
+    ///   - ledgerBytes: measures the ledger's size on disk; asked each time the metrics are
+    ///     written (on the writer's thread, never on an event's).
+    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil,
+                 ledgerBytes: (@Sendable () -> Int64)? = nil) {
         self.metrics = metrics
         self.inboxCount = configuration.inboxes.count
         self.state = Mutex(State())
         self.textfile = configuration.metricsTextfile.map { path in
-            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in metrics.render() }
+            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in
+                if let ledgerBytes { metrics.ledgerBytes(ledgerBytes()) }
+                return metrics.render()
+            }
         }
     }
 
@@ -245,6 +251,12 @@ package final class DaemonActivity: Sendable {
         }
         metrics.acknowledgement(handler: handler, handled: handled, latency: latency)
         metrics.unacknowledged(handler: handler, count)
+        textfile?.changed()
+    }
+
+    /// An `open` was refused with `over-limit` (a uid's budget, or what may be owed).
+    package func refusedOverLimit() {
+        metrics.refusedOverLimit()
         textfile?.changed()
     }
 
