@@ -95,7 +95,8 @@ fuzz-smoke: deps
 
 # The long forms: 20,000-file crash test with ten restarts; a 30 s status flood as nobody; a
 # package 10,000 folders deep; a flood of connections from ten users beside a real handler; 250
-# half lines of 900 KiB; a 30 s descriptor hoard as nobody; 200,000 folders made in an inbox.
+# half lines of 900 KiB; a 30 s descriptor hoard as nobody; 200,000 folders made in an inbox; a
+# 1 GiB sparse file opened three times as nobody; 200 URLs of 1 MB and 5,000 of 8,000 bytes as nobody.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
@@ -107,6 +108,8 @@ chaos: deps
 	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
 	DOCROUTE_HOSTILE_SECONDS=30 $(SWIFT) test --skip-build --filter aDescriptorHoardNeitherCrashesTheDaemonNorStarvesAHandler
 	DOCROUTE_FOLDER_FLOOD=200000 $(SWIFT) test --skip-build --filter aFolderFloodLeavesTheDaemonServing
+	DOCROUTE_SPARSE_MIB=1024 DOCROUTE_SPARSE_OPENS=3 $(SWIFT) test --skip-build --filter aSparseFileOpenedAgainAndAgainAsNobodyStaysSparseInTheSandbox
+	DOCROUTE_URL_FLOOD_HUGE=200 DOCROUTE_URL_FLOOD_LONG=5000 $(SWIFT) test --skip-build --filter aURLFloodAsNobodyLeavesTheLedgerBounded
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own

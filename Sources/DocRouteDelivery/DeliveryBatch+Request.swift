@@ -64,6 +64,9 @@ extension DeliveryBatch {
         package var messageID: String?
         /// For a mail attachment: which MIME part.
         package var partPath: String?
+        /// The uid whose `open` asked for it, recorded so it counts against that uid's pending
+        /// limit; nil for an inbox's file.
+        package var requesterUID: UInt32?
 
         /// Creates a request.
         package init(
@@ -84,7 +87,8 @@ extension DeliveryBatch {
             sourceApplication: String? = nil,
             annotation: String? = nil,
             messageID: String? = nil,
-            partPath: String? = nil
+            partPath: String? = nil,
+            requesterUID: UInt32? = nil
         ) {
             self.deliveryID = deliveryID
             self.sourceNumber = source.rawValue
@@ -104,6 +108,7 @@ extension DeliveryBatch {
             self.annotation = annotation
             self.messageID = messageID
             self.partPath = partPath
+            self.requesterUID = requesterUID
         }
 
         /// Whether the source still has a name, and (for an inbox file) its inbox name still holds

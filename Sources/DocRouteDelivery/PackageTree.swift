@@ -353,11 +353,19 @@ package enum PackageTree {
         let outputDescriptor = FileDescriptor(rawValue: output)
         defer { close(output) }
         var offset: Int64 = 0
-        while true {
-            let count = try DeliveryError.performing("read", sourcePath) { try FileDescriptor(rawValue: input).read(into: buffer, atOffset: offset) }
-            if count == 0 { break }
-            try DeliveryError.performing("write", destinationPath) { try outputDescriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
-            offset += Int64(count)
+        if SandboxWriter.copiesKeepingHoles(before) {
+            // A sparse file in a package stays sparse, as a document on its own does.
+            var noHash: SHA256? = nil
+            try SandboxWriter.copyKeepingHoles(from: FileDescriptor(rawValue: input), size: before.size, describing: sourcePath,
+                                               to: outputDescriptor, describing: destinationPath, buffer: buffer, hash: &noHash)
+            offset = before.size
+        } else {
+            while true {
+                let count = try DeliveryError.performing("read", sourcePath) { try FileDescriptor(rawValue: input).read(into: buffer, atOffset: offset) }
+                if count == 0 { break }
+                try DeliveryError.performing("write", destinationPath) { try outputDescriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                offset += Int64(count)
+            }
         }
         let after = try DeliveryError.performing("inspect", sourcePath) { try FileDescriptor(rawValue: input).status() }
         guard offset == before.size, after.size == before.size, after.modificationTimeNanoseconds == before.modificationTimeNanoseconds else {

@@ -29,6 +29,9 @@ package struct DocumentDelivery: Sendable {
     /// crash never delivers the same part twice.
     package var messageID: String?
     package var partPath: String?
+    /// The uid whose `open` asked for it, when that uid's pending deliveries are limited
+    /// (`max_pending_per_uid`); nil for an inbox's file.
+    package var requesterUID: UInt32?
 
     package init(source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,

@@ -336,7 +336,8 @@ package actor IntakePipeline {
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
             let display = InboxNames.display(arrival.name)
             let path = arrival.folder.path + "/" + display
-            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize) {
+            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize,
+                                   maxAllocation: configuration.maxFileAllocation) {
             case .failure(.vanished):
                 continue
             case .failure(.directory):
@@ -396,10 +397,16 @@ package actor IntakePipeline {
             "steps": "open=\(Int(opening / .microseconds(1)))us",
         ])
         var touched: Set<String> = []
+        var waitingForRoom: (count: Int, first: DeliveryError)?
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
             close(delivery.source.descriptor)
             switch outcome {
+            case .failed(let error) where error.code == .overLimit:
+                // The handler is owed as much as it may be: the file waits in its inbox. Said once
+                // a batch, not once a file (a backlog of thousands is tried again every minute).
+                waitingForRoom = (count: (waitingForRoom?.count ?? 0) + 1, first: waitingForRoom?.first ?? error)
+                scheduleRetry(arrivals[index])
             case .committed(let deliveryID, let finalPath, _, _):
                 attempts[arrivals[index]] = nil
                 touched.insert(delivery.bundleIdentifier)
@@ -413,6 +420,9 @@ package actor IntakePipeline {
                 ])
                 if error.isRetryable { scheduleRetry(arrivals[index]) }
             }
+        }
+        if let waitingForRoom {
+            logger.notice("\(waitingForRoom.count) files wait in their inbox, tried again later: \(waitingForRoom.first.message)")
         }
         for bundle in touched.sorted() { await onCommitted?(bundle) }
     }

@@ -51,19 +51,25 @@ package final class DaemonActivity: Sendable {
         var unacknowledged: [String: Int] = [:]
     }
 
-    /// - Parameters:
-    ///   - configuration: `metrics_textfile` decides whether a file is written.
-    ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
     /// `max_mailboxes`, shown beside each inbox's watched folders.
     let maxMailboxes: Int
 
-    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil) {
+    /// - Parameters:
+    ///   - configuration: `metrics_textfile` decides whether a file is written.
+    ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
+    ///   - ledgerBytes: measures the ledger's size on disk; asked each time the metrics are
+    ///     written (on the writer's thread, never on an event's).
+    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil,
+                 ledgerBytes: (@Sendable () -> Int64)? = nil) {
         self.metrics = metrics
         self.inboxCount = configuration.inboxes.count
         self.maxMailboxes = configuration.maxMailboxes
         self.state = Mutex(State())
         self.textfile = configuration.metricsTextfile.map { path in
-            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in metrics.render() }
+            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in
+                if let ledgerBytes { metrics.ledgerBytes(ledgerBytes()) }
+                return metrics.render()
+            }
         }
     }
 
@@ -255,6 +261,12 @@ package final class DaemonActivity: Sendable {
         }
         metrics.acknowledgement(handler: handler, handled: handled, latency: latency)
         metrics.unacknowledged(handler: handler, count)
+        textfile?.changed()
+    }
+
+    /// An `open` was refused with `over-limit` (a uid's budget, or what may be owed).
+    package func refusedOverLimit() {
+        metrics.refusedOverLimit()
         textfile?.changed()
     }
 

@@ -20,6 +20,10 @@ struct StatusView {
             // Where QUARANTINED files are, and how to see them.
             lines.append("quarantine: \(quarantine)  (docroutectl quarantine list)")
         }
+        if let ledger = report.extra["ledgerBytes"]?.integerValue {
+            // What requests and unacknowledged deliveries make grow (max_pending_*, max_url_length).
+            lines.append("ledger: \(Self.bytes(ledger)) on disk")
+        }
         lines.append("")
         let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
         if failures.isEmpty {
@@ -91,6 +95,19 @@ struct StatusView {
         if whole < 3600 { return "\(whole / 60)m \(whole % 60)s" }
         let minutes = (whole % 3600) / 60
         return "\(whole / 3600)h " + (minutes < 10 ? "0" : "") + "\(minutes)m"
+    }
+
+    /// `3.8 MiB`, `512 B`, `2.0 GiB`.
+    static func bytes(_ value: Int64) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        guard value >= 1024 else { return "\(value) B" }
+        var amount = Double(value) / 1024
+        var unit = 0
+        while amount >= 1024 && unit < units.count - 1 {
+            amount /= 1024
+            unit += 1
+        }
+        return "\((amount * 10).rounded() / 10) \(units[unit])"
     }
 
     /// `10000` as `10,000`.

@@ -147,7 +147,7 @@ import Testing
 
     @Test func errorCodesAreTheContractTable() throws {
         let document = try protocolDocument()
-        #expect(ErrorCode.allCases.count == 9)
+        #expect(ErrorCode.allCases.count == 10)
         for code in ErrorCode.allCases {
             #expect(document.contains("| `\(code.rawValue)` |"))
         }
@@ -176,7 +176,7 @@ import Testing
         #expect(ErrorCode(rawValue: "bad-request") == .badRequest)
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "bad-request", "unsupported-protocol", "unknown-handler", "not-permitted", "already-subscribed",
-            "no-handler", "not-found", "too-many-connections", "internal",
+            "no-handler", "not-found", "too-many-connections", "over-limit", "internal",
         ])
         switch ErrorCode(rawValue: "not-found") {
         case .notFound: break

@@ -29,6 +29,15 @@ ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
 /// copy_file_range(2) with explicit offsets (either may be NULL to use and advance the file position).
 ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
 
+/// lseek(fd, offset, SEEK_DATA): the start of the first range holding data at or after `offset`;
+/// -1 with ENXIO when only a hole follows up to the end. SEEK_DATA needs _GNU_SOURCE. A file
+/// system without hole reporting answers as if the whole file were data.
+int64_t docroute_seek_data(int fd, int64_t offset);
+
+/// lseek(fd, offset, SEEK_HOLE): the start of the first hole at or after `offset` (the end of the
+/// file counts as one); -1 with ENXIO at or past the end. Needs _GNU_SOURCE.
+int64_t docroute_seek_hole(int fd, int64_t offset);
+
 /// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas (glibc makes up to eight per core,
 /// one per allocating thread, each keeping what it freed). Returns 1 on success.
 int docroute_limit_malloc_arenas(int count);
