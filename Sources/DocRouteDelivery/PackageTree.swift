@@ -322,11 +322,6 @@ package enum PackageTree {
         try DeliveryError.performing("list folder", path) { try FileDescriptor(rawValue: folder).directoryEntries() }
     }
 
-    static func withCName<T>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        let bytes = name.map { CChar(bitPattern: $0) } + [0]
-        return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
-    }
-
     private static func sortedEntries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
         try entries(of: folder, describing: path)
             .map { (entry: $0, bytes: $0.nameBytes) }
