@@ -58,6 +58,8 @@ test: deps
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# The daemon's targets import only targets above them in the flow (docs/ARCHITECTURE.md).
 	python3 scripts/check-layers.py
+	# A handler depending on the Swift client package resolves none of the daemon's dependencies.
+	SWIFT="$(SWIFT)" scripts/check-client-package.sh
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
 	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
 	# two-core machine's cooperative threads.
