@@ -56,8 +56,11 @@ test: deps
 	# generate-manual too, for the install script's man-page test (InstallScriptIntegrationTests).
 	$(SWIFT) build --product generate-manual
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
-	# The daemon's targets import only targets above them in the flow (docs/ARCHITECTURE.md).
+	# Every import against docs/ARCHITECTURE.md's table and Package.swift's declared dependencies;
+	# the C library and shim only in DocRoutePlatform (scripts/layer-exceptions.txt). Then the
+	# check itself, failing on a planted violation of each kind in a small package.
 	python3 scripts/check-layers.py
+	python3 scripts/test_check_layers.py
 	# A handler depending on the Swift client package resolves none of the daemon's dependencies.
 	SWIFT="$(SWIFT)" scripts/check-client-package.sh
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
