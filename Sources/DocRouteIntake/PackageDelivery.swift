@@ -1,3 +1,4 @@
+import DocRoutePlatform
 import Foundation
 
 /// A package document (a folder delivered whole) that intake hands to delivery.
@@ -32,7 +33,7 @@ package struct PackageDelivery: Sendable {
     /// Extra annotation entries as a JSON object, or nil.
     package var annotation: String?
 
-    package init(deliveryID: UUID = UUID(), sourceFolder: Int32, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+    package init(deliveryID: UUID = .random(), sourceFolder: Int32, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                  mailbox: String, owner: (uid: UInt32, gid: UInt32)? = nil, originalName: String, extensionChain: String,
                  contentType: String, bundleIdentifier: String, sourceApplication: String? = nil, annotation: String? = nil) {
         self.deliveryID = deliveryID

@@ -314,7 +314,7 @@ package final class DeliveryLedger: Sendable {
         url: String,
         sourceApplication: String? = nil,
         annotation: String? = nil,
-        deliveryID: UUID = UUID(),
+        deliveryID: UUID = .random(),
         at date: Date = Date()
     ) throws -> LedgerRecord {
         var record = LedgerRecord(
