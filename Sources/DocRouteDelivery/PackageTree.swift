@@ -177,7 +177,9 @@ package enum PackageTree {
     /// `folder`, kind, and for a file its size and bytes, in sorted order (depth first, a folder
     /// before what it holds). The same tree gives the same digest wherever it lies, so recovery
     /// can tell a placed package from anything else. Iterative, like ``copy``.
-    static func digest(of folder: CInt, describing path: String) throws -> (size: Int64, sha256: String) {
+    /// - Throws: ``DocumentDigest/OverTime`` once `deadline` has passed (``LedgerRebuild`` bounds
+    ///   the time a package in a sandbox may take, as a file's).
+    static func digest(of folder: CInt, describing path: String, deadline: ContinuousClock.Instant? = nil) throws -> (size: Int64, sha256: String) {
         var hash = SHA256()
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 4096)
@@ -220,6 +222,7 @@ package enum PackageTree {
                     var contents = SHA256()
                     var offset: Int64 = 0
                     while true {
+                        if let deadline, ContinuousClock.now >= deadline { throw DocumentDigest.OverTime(path: entryPath) }
                         let count = try DeliveryError.performing("read", entryPath) { try FileDescriptor(rawValue: file).read(into: buffer, atOffset: offset) }
                         if count == 0 { break }
                         contents.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
