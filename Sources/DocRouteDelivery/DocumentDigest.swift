@@ -33,7 +33,7 @@ enum DocumentDigest {
             var end = size
             if sparse {
                 guard let start = try DeliveryError.performing("seek data in", path, { try descriptor.nextData(from: position) }) else { break }
-                end = min(size, try DeliveryError.performing("seek a hole in", path) { try descriptor.nextHole(from: start) })
+                end = min(size, try DeliveryError.performing("seek a hole in", path) { try descriptor.nextHole(from: start) } ?? size)
                 guard start < end else { break }
                 position = start
                 var header = [UInt8](repeating: 0, count: 16)

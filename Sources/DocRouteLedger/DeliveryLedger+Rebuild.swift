@@ -37,6 +37,7 @@ extension DeliveryLedger {
             }
             try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
         }
+        try loadPendingTally()
     }
 }
 

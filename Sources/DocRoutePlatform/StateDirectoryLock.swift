@@ -4,10 +4,10 @@ import SystemPackage
 import Glibc
 #endif
 
-/// One docrouted per state directory: an exclusive `flock` on the state directory itself (its
-/// open descriptor), then on `<state_directory>/docrouted.lock`, taken before anything else is
-/// touched and held for the daemon's life (the kernel lets go when the process ends, however it
-/// ends). The file holds the holder's pid, for the message a second daemon prints.
+/// One docrouted per state directory (a second would deliver every file again): an exclusive
+/// `flock` on the state directory itself (its open descriptor), then on
+/// `<state_directory>/docrouted.lock`, taken before anything else is touched and held for the
+/// daemon's life (the kernel lets go when the process ends, however it ends). The file holds the holder's pid, for the message a second daemon prints.
 ///
 /// The directory's lock is the one that counts: a lock on the file alone belongs to whatever
 /// file has the name when it is opened, so a lock file replaced (renamed over) under a running
