@@ -115,6 +115,8 @@ chaos: deps
 	DOCROUTE_FOLDER_FLOOD=200000 $(SWIFT) test --skip-build --filter aFolderFloodLeavesTheDaemonServing
 	DOCROUTE_SPARSE_MIB=1024 DOCROUTE_SPARSE_OPENS=3 $(SWIFT) test --skip-build --filter aSparseFileOpenedAgainAndAgainAsNobodyStaysSparseInTheSandbox
 	DOCROUTE_URL_FLOOD_HUGE=200 DOCROUTE_URL_FLOOD_LONG=5000 $(SWIFT) test --skip-build --filter aURLFloodAsNobodyLeavesTheLedgerBounded
+	DOCROUTE_CHAOS_SPARSE_GIB=16384 DOCROUTE_CHAOS_SLOW_DOCUMENTS=20 $(SWIFT) test --skip-build --filter LedgerRebuildIntegrationTests --filter aPlacedPackageGivenAHugeSparseFileIsSettledWithoutReadingIt
+	DOCROUTE_CHAOS_REMOVED_COPY_MIB=1024 $(SWIFT) test --skip-build --filter RemovedCopyIntegrationTests
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own

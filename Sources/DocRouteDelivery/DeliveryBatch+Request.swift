@@ -67,7 +67,7 @@ extension DeliveryBatch {
 
         /// Creates a request.
         package init(
-            deliveryID: UUID = UUID(),
+            deliveryID: UUID = .random(),
             source: FileDescriptor,
             sourceStatus: FileStatus,
             sourcePath: FilePath,
