@@ -17,6 +17,11 @@ struct DefaultCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "default",
         abstract: "Keep the administrator's default handler for a type or URL scheme.",
+        discussion: """
+            A type's default decides for documents of that type, and of every type conforming to it \
+            that has no nearer default, whenever its handler can open the document at all; \
+            docroutectl route says when it decided, or why it was passed over.
+            """,
         subcommands: [Set.self, Unset.self, List.self])
 
     /// What a `default` key names: a URL scheme, or a type given as a UTI, a file name extension
@@ -132,7 +137,7 @@ struct DefaultCommand: ParsableCommand {
     }
 
     struct Unset: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the default for TYPE or SCHEME.")
+        static let configuration = CommandConfiguration(abstract: "Remove the default for TYPE (a UTI, a file name extension or a MIME type) or SCHEME.")
         @OptionGroup var options: HandlerOptions
         @Option(help: ArgumentHelp("docrouted's socket, to confirm it took the change (default: $DOCROUTE_SOCKET, else socket of the configuration).", valueName: "path"))
         var socket: String?
