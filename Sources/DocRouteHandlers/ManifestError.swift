@@ -4,7 +4,8 @@ import DocRouteErrors
 /// (`inputFile`) and the key path (`inputKey`, e.g. `CFBundleIdentifier`), and what to do.
 ///
 /// Only what leaves nothing to use fails a manifest, as with Launch Services: not a property list,
-/// no usable `CFBundleIdentifier`, an identifier another manifest has too, and docroute's own keys
+/// no usable `CFBundleIdentifier`, an identifier another manifest has too (the one loaded before
+/// keeps serving; see ``HandlerRegistry``), and docroute's own keys
 /// that say who gets the documents and where (`DocRouteUser`, `DocRouteContainer`,
 /// `DocRouteLaunchCommand`), which are never guessed, and a `DocRouteUser` this host has no
 /// user of. Anything else is a ``ManifestWarning``.
