@@ -216,6 +216,7 @@ let package = Package(
         .target(
             name: "DocRouteTestSupport",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
