@@ -15,7 +15,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build and the tests use; installed only when missing.
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
 	python3 inotify-tools socat systemd file debootstrap systemd-container \
-	build-essential debhelper dpkg-dev lintian
+	build-essential debhelper dpkg-dev lintian strace fiu-utils
 
 .PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
 
@@ -87,7 +87,9 @@ fuzz-smoke: deps
 
 # The long forms: 20,000-file crash test with ten restarts; a 30 s status flood as nobody; a
 # package 10,000 folders deep; a flood of connections from ten users beside a real handler; 250
-# half lines of 900 KiB.
+# half lines of 900 KiB; the I/O fault tests (docs/TESTING.md): 24 rounds of strace faults with a
+# restart after each (DOCROUTE_FAULT_SEED=<printed seed> replays one), five libfiu runs, and the
+# DOCROUTE_FAULT sweep of every kind of call until N passes the last call.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
@@ -97,6 +99,10 @@ chaos: deps
 	DOCROUTE_DEEP_PACKAGE_LEVELS=10000 $(SWIFT) test --skip-build --filter aPackageDeeperThanTheLimitIsQuarantinedAndTheDaemonGoesOn
 	DOCROUTE_FLOOD_CONNECTIONS_PER_UID=200 $(SWIFT) test --skip-build --filter aConnectionFloodLeavesRoomForARealHandler
 	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
+	DOCROUTE_FAULT_ROUNDS=24 DOCROUTE_FAULT_ROUND_FILES=12 $(SWIFT) test --skip-build --filter faultsOfOneKindAtRandomThenARestartLoseAndDoubleNothing
+	DOCROUTE_FIU_ROUNDS=5 DOCROUTE_FIU_FILES=24 DOCROUTE_FIU_SECONDS=15 $(SWIFT) test --skip-build --filter randomLibfiuFaultsNeverAnnounceAMissingOrIncompleteFile
+	DOCROUTE_FAULT_SWEEP_KINDS=open,read,write,copy,fsync,rename,unlink DOCROUTE_FAULT_SWEEP_LIMIT=400 DOCROUTE_FAULT_SWEEP_FILES=6 \
+		$(SWIFT) test --skip-build --filter theNthCallOfEachKindFailingLosesAndDoublesNothing
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own
