@@ -14,7 +14,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 
 # Debian packages the build and the tests use; installed only when missing.
 APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
-	python3 inotify-tools socat systemd file debootstrap systemd-container \
+	python3 python3-venv inotify-tools socat systemd file debootstrap systemd-container \
 	build-essential debhelper dpkg-dev lintian strace fiu-utils
 
 .PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
@@ -58,6 +58,8 @@ test: deps
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# The daemon's targets import only targets above them in the flow (docs/ARCHITECTURE.md).
 	python3 scripts/check-layers.py
+	# A handler depending on the Swift client package resolves none of the daemon's dependencies.
+	SWIFT="$(SWIFT)" scripts/check-client-package.sh
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
 	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
 	# two-core machine's cooperative threads.
@@ -69,6 +71,14 @@ test: deps
 	# shared-mime-info's own detection suite (../shared/conformance) against docroutectl type:
 	# fails below 99% agreement, prints the figure and every miss, skips when ../shared is absent.
 	python3 scripts/mime-conformance.py "$(BIN_DEBUG)/docroutectl"
+	# The Python client, installed with pip into a throwaway venv as a handler author installs it,
+	# then its unittest suite with that venv's python against the debug docrouted. setuptools'
+	# build folder goes first: it would put a module since removed from src into the wheel.
+	rm -rf Clients/Python/build
+	venv=$$(mktemp -d /tmp/docroute-venv.XXXXXX) && trap 'rm -rf "$$venv"' EXIT && \
+	  python3 -m venv "$$venv" && "$$venv/bin/pip" install ./Clients/Python && \
+	  DOCROUTE_BIN_DIR="$(BIN_DEBUG)" DOCROUTE_PYTHON_INSTALLED=1 \
+	  "$$venv/bin/python" -m unittest discover -s Clients/Python/tests -t Clients/Python/tests
 	SWIFT="$(SWIFT)" Fuzz/run.sh 10
 	$(SWIFT) test --skip-build --filter IntegrationTests
 
@@ -87,9 +97,11 @@ fuzz-smoke: deps
 
 # The long forms: 20,000-file crash test with ten restarts; a 30 s status flood as nobody; a
 # package 10,000 folders deep; a flood of connections from ten users beside a real handler; 250
-# half lines of 900 KiB; the I/O fault tests (docs/TESTING.md): 24 rounds of strace faults with a
-# restart after each (DOCROUTE_FAULT_SEED=<printed seed> replays one), five libfiu runs, and the
-# DOCROUTE_FAULT sweep of every kind of call until N passes the last call.
+# half lines of 900 KiB; a 30 s descriptor hoard as nobody; 200,000 folders made in an inbox; a
+# 1 GiB sparse file opened three times as nobody; 200 URLs of 1 MB and 5,000 of 8,000 bytes as nobody;
+# the I/O fault tests (docs/TESTING.md): 24 rounds of strace faults with a restart after each
+# (DOCROUTE_FAULT_SEED=<printed seed> replays one), five libfiu runs, and the DOCROUTE_FAULT sweep
+# of every kind of call until N passes the last call.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
@@ -99,6 +111,10 @@ chaos: deps
 	DOCROUTE_DEEP_PACKAGE_LEVELS=10000 $(SWIFT) test --skip-build --filter aPackageDeeperThanTheLimitIsQuarantinedAndTheDaemonGoesOn
 	DOCROUTE_FLOOD_CONNECTIONS_PER_UID=200 $(SWIFT) test --skip-build --filter aConnectionFloodLeavesRoomForARealHandler
 	DOCROUTE_HALF_LINE_CONNECTIONS=250 $(SWIFT) test --skip-build --filter unfinishedLinesAreCappedAndTheirMemoryGivenBack
+	DOCROUTE_HOSTILE_SECONDS=30 $(SWIFT) test --skip-build --filter aDescriptorHoardNeitherCrashesTheDaemonNorStarvesAHandler
+	DOCROUTE_FOLDER_FLOOD=200000 $(SWIFT) test --skip-build --filter aFolderFloodLeavesTheDaemonServing
+	DOCROUTE_SPARSE_MIB=1024 DOCROUTE_SPARSE_OPENS=3 $(SWIFT) test --skip-build --filter aSparseFileOpenedAgainAndAgainAsNobodyStaysSparseInTheSandbox
+	DOCROUTE_URL_FLOOD_HUGE=200 DOCROUTE_URL_FLOOD_LONG=5000 $(SWIFT) test --skip-build --filter aURLFloodAsNobodyLeavesTheLedgerBounded
 	DOCROUTE_FAULT_ROUNDS=24 DOCROUTE_FAULT_ROUND_FILES=12 $(SWIFT) test --skip-build --filter faultsOfOneKindAtRandomThenARestartLoseAndDoubleNothing
 	DOCROUTE_FIU_ROUNDS=5 DOCROUTE_FIU_FILES=24 DOCROUTE_FIU_SECONDS=15 $(SWIFT) test --skip-build --filter randomLibfiuFaultsNeverAnnounceAMissingOrIncompleteFile
 	DOCROUTE_FAULT_SWEEP_KINDS=open,read,write,copy,fsync,rename,unlink DOCROUTE_FAULT_SWEEP_LIMIT=400 DOCROUTE_FAULT_SWEEP_FILES=6 \
@@ -123,7 +139,7 @@ install: deps
 # figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
 # The daemon measured is the static release build that the package ships (scripts/release-build.sh,
 # shared with `make test` and `make deb`): its resident memory is the one an admin sees, 2 to 5 MiB
-# below the build linked to the toolchain's shared libraries (README, "Session 8").
+# below the build linked to the toolchain's shared libraries (docs/BENCHMARKS.md).
 BENCH_JSON ?= $(CURDIR)/.build/bench-figures.json
 bench: release
 	cd "$(CURDIR)" && shipped=$$(DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/release-build.sh) \

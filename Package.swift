@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .executable(name: "docrouted", targets: ["docrouted"]),
         .executable(name: "docroutectl", targets: ["docroutectl"]),
-        .library(name: "DocRouteClient", targets: ["DocRouteClient"]),
         .library(name: "DocRouteTypes", targets: ["DocRouteTypes"]),
     ],
     dependencies: [
+        // DocRouteProtocol, DocRouteErrors and DocRouteClient: the client package, which handler
+        // authors depend on without the daemon's dependencies.
+        .package(path: "Clients/Swift"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -24,12 +26,10 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
-        // The one error shape every domain uses (DocRouteError, SourceLocation); no dependencies.
-        .target(name: "DocRouteErrors"),
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
-            dependencies: ["DocRouteErrors"],
+            dependencies: [.product(name: "DocRouteErrors", package: "Swift")],
             // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
             // embeds it: an installed binary then needs no resource bundle beside it.
             exclude: ["Resources"]
@@ -37,12 +37,10 @@ let package = Package(
         // Pure logic: manifests, the registry and handler selection.
         .target(
             name: "DocRouteHandlers",
-            dependencies: ["DocRouteErrors", "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
+            dependencies: [.product(name: "DocRouteErrors", package: "Swift"), "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
-        // Pure logic: PROTOCOL.md as Codable messages and line framing.
-        .target(name: "DocRouteProtocol", dependencies: ["DocRouteErrors"]),
         // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
-        .target(name: "DocRouteMail", dependencies: ["DocRouteErrors"]),
+        .target(name: "DocRouteMail", dependencies: [.product(name: "DocRouteErrors", package: "Swift")]),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -54,7 +52,7 @@ let package = Package(
         .target(
             name: "DocRouteSystemd",
             dependencies: [
-                "DocRouteErrors", "CDocRouteSystemd",
+                .product(name: "DocRouteErrors", package: "Swift"), "CDocRouteSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 // Errno, as the cause of a failed libsystemd call.
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -67,7 +65,7 @@ let package = Package(
         .target(
             name: "DocRoutePlatform",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "CDocRouteShim",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,7 +75,7 @@ let package = Package(
         .target(
             name: "DocRouteConfiguration",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteTypes", "DocRouteHandlers",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,8 +85,8 @@ let package = Package(
         .target(
             name: "DocRouteMaildir",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", "DocRouteProtocol",
+                .product(name: "DocRouteErrors", package: "Swift"),
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,9 +95,9 @@ let package = Package(
         .target(
             name: "DocRouteIntake",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteMail",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteMail",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,8 +107,8 @@ let package = Package(
         .target(
             name: "DocRouteLedger",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteProtocol",
+                .product(name: "DocRouteErrors", package: "Swift"),
+                "DocRoutePlatform", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -119,9 +117,9 @@ let package = Package(
         .target(
             name: "DocRouteDelivery",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,9 +129,9 @@ let package = Package(
         .target(
             name: "DocRouteServer",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
-                "DocRouteHandlers", "DocRouteProtocol",
+                "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -143,9 +141,9 @@ let package = Package(
         .target(
             name: "DocRouteOperations",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
-                "DocRouteServer", "DocRouteProtocol",
+                "DocRouteServer", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -156,27 +154,14 @@ let package = Package(
         .target(
             name: "DocRouteDaemon",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
                 "DocRouteServer", "DocRouteOperations",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // Library for handlers written in Swift.
-        .target(
-            name: "DocRouteClient",
-            dependencies: [
-                "DocRouteErrors", "DocRouteProtocol",
-                // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
-                "CDocRouteShim",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -193,7 +178,7 @@ let package = Package(
         .executableTarget(
             name: "docroutectl",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteMail",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), .product(name: "DocRouteClient", package: "Swift"), "DocRouteMail",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // IOError's errno, to say why a connect failed.
@@ -205,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "docroute-bench",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "CDocRouteShim",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "CDocRouteShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -225,7 +210,7 @@ let package = Package(
         ),
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes", "DocRouteTestSupport"]),
         .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers", "DocRouteTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol", "DocRouteTestSupport"]),
+        .testTarget(name: "DocRouteProtocolTests", dependencies: [.product(name: "DocRouteProtocol", package: "Swift"), "DocRouteTestSupport"]),
         // The Maildir tests drive the daemon's Maildir reading and intake too; Fixtures holds Python scripts.
         .testTarget(
             name: "DocRouteMailTests",
@@ -235,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "DocRouteClientTests",
             dependencies: [
-                "DocRouteClient", "DocRouteProtocol", "DocRouteTestSupport",
+                .product(name: "DocRouteClient", package: "Swift"), .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -252,7 +237,7 @@ let package = Package(
         ),
         .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd", "DocRouteTestSupport"]),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "DocRouteTestSupport", "docrouted", "docroutectl", "docroute-bench"]),
+        .testTarget(name: "IntegrationTests", dependencies: [.product(name: "DocRouteProtocol", package: "Swift"), .product(name: "DocRouteClient", package: "Swift"), "DocRouteTestSupport", "docrouted", "docroutectl", "docroute-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -263,7 +248,7 @@ if Context.environment["DOCROUTE_FUZZ"] == "1" {
     let fuzzTargets: [(name: String, library: Target.Dependency)] = [
         ("FuzzManifestReader", "DocRouteHandlers"),
         ("FuzzMailParser", "DocRouteMail"),
-        ("FuzzProtocolLine", "DocRouteProtocol"),
+        ("FuzzProtocolLine", .product(name: "DocRouteProtocol", package: "Swift")),
         ("FuzzContentSniffer", "DocRouteTypes"),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Sources/FuzzSupport"))

@@ -444,7 +444,7 @@ else
 fi
 # Copies belong to the handler's user and group (molecules: root), handed over with CAP_CHOWN;
 # docrouted (not root) keeps read access through an ACL entry for its own uid, never through a
-# group (issue 16: the docroute group is the admin group). Nothing for others.
+# group (the docroute group is the admin group, which may hold the mail agent). Nothing for others.
 owner=$(in_container stat -c '%U:%G %a' "${sandbox#"$ctr"}/1abc.pdb" 2>/dev/null || echo missing)
 if [ "${owner%% *}" = root:root ] && [ "${owner: -1}" = 0 ]; then
     pass "the copy belongs to the handler's user and group ($owner)"
@@ -497,7 +497,7 @@ if wait_for_file "$ctr$viewer_copy" 60; then
 else
     fail "note.dtnote reached the sandbox of $viewer (a handler with its own user): $(in_container journalctl -u docroute.service -o cat --no-pager | grep -i -m2 'fail\|denied' | tr '\n' ' ')"
 fi
-# --- docroutectl open as an ordinary user (issue 18; keep this block when rewriting) ---
+# --- docroutectl open as an ordinary user (open by descriptor; keep this block when rewriting) ---
 # docrouted runs as docroute without CAP_SETUID; docroutectl passes the open file over the
 # descriptor socket (docroute.socket's second ListenStream), so a file only its user can read
 # still arrives. Self-contained: needs $ctr, $work, $molecules, in_container, wait_for_file.

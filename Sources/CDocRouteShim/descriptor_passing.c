@@ -11,45 +11,21 @@
 
 // CMSG_* are macros, which Swift cannot call: the control-message layout lives here.
 
-ssize_t docroute_send_with_descriptor(int socket, const void *bytes, size_t length, int descriptor) {
-    struct iovec vector = { .iov_base = (void *)bytes, .iov_len = length };
+ssize_t docroute_receive_one_descriptor(int socket, void *bytes, size_t length, int *descriptor, int *truncated) {
+    struct iovec vector = { .iov_base = bytes, .iov_len = length };
     union {
         char buffer[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } control;
-    memset(&control, 0, sizeof control);
     struct msghdr message = {
         .msg_iov = &vector, .msg_iovlen = 1,
         .msg_control = control.buffer, .msg_controllen = sizeof control.buffer,
     };
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
-    ssize_t sent;
-    do {
-        sent = sendmsg(socket, &message, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    return sent;
-}
-
-ssize_t docroute_receive_with_descriptors(int socket, void *bytes, size_t length,
-                                          int *descriptors, int capacity, int *received, int *truncated) {
-    struct iovec vector = { .iov_base = bytes, .iov_len = length };
-    union {
-        char buffer[CMSG_SPACE(sizeof(int) * 8)];
-        struct cmsghdr align;
-    } control;
-    struct msghdr message = {
-        .msg_iov = &vector, .msg_iovlen = 1,
-        .msg_control = control.buffer, .msg_controllen = sizeof control.buffer,
-    };
-    *received = 0;
+    *descriptor = -1;
     *truncated = 0;
     ssize_t count;
     do {
-        count = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+        count = recvmsg(socket, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     } while (count < 0 && errno == EINTR);
     if (count < 0) return -1;
     if (message.msg_flags & MSG_CTRUNC) *truncated = 1;
@@ -59,8 +35,8 @@ ssize_t docroute_receive_with_descriptors(int socket, void *bytes, size_t length
         for (size_t i = 0; i < n; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
-            if (*received < capacity) {
-                descriptors[(*received)++] = fd;
+            if (*descriptor < 0) {
+                *descriptor = fd;
             } else {
                 *truncated = 1;
                 close(fd);
@@ -70,8 +46,12 @@ ssize_t docroute_receive_with_descriptors(int socket, void *bytes, size_t length
     return count;
 }
 
-int docroute_accept_cloexec(int listener) {
-    return accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+int docroute_accept_nonblocking(int listener) {
+    int fd;
+    do {
+        fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
 }
 
 const int docroute_o_path = O_PATH;

@@ -51,6 +51,14 @@ ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int6
     return copy_file_range(fd_in, (loff_t *)off_in, fd_out, (loff_t *)off_out, len, 0);
 }
 
+int64_t docroute_seek_data(int fd, int64_t offset) {
+    return (int64_t)lseek(fd, (off_t)offset, SEEK_DATA);
+}
+
+int64_t docroute_seek_hole(int fd, int64_t offset) {
+    return (int64_t)lseek(fd, (off_t)offset, SEEK_HOLE);
+}
+
 int docroute_syncfs(int fd) {
     return syncfs(fd);
 }

@@ -23,7 +23,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package var metricsTextfile: String? = nil
     /// Arrivals the intake keeps in memory (`max_queued_files`); more wait in their inbox and are
     /// found by listing it again once these are delivered. 4,096 is sixteen batches: a burst of
-    /// 100,000 went as fast as with 16,384 and peaked 6 MiB lower (README, session 5).
+    /// 100,000 went as fast as with 16,384 and peaked 6 MiB lower (docs/BENCHMARKS.md).
     package var maxQueuedFiles: Int = 4_096
     /// Connections one uid may hold (`max_connections_per_uid`); root is not counted against it.
     package var maxConnectionsPerUID: Int = 32
@@ -42,6 +42,38 @@ package struct DaemonConfiguration: Sendable, Hashable {
     /// Files and folders a package document may hold (`max_package_entries`); a larger one is
     /// quarantined.
     package var maxPackageEntries: Int = 100_000
+    /// Folders watched in one inbox (`max_mailboxes`): its mailboxes, the folders inside them and a
+    /// Maildir's folders. Anyone who can write an inbox can make folders; past the limit they are
+    /// not served, so a flood of them costs the daemon no descriptors and no inotify watches.
+    package var maxMailboxes: Int = 1_000
+    /// Bytes of disk one document may take (`max_file_allocation`): the smaller of its size and its
+    /// allocated blocks (a sparse file's copy keeps its holes, so it takes about what its source
+    /// takes). Over it, an inbox's file is quarantined and `open` answered `bad-request`. Unset, it
+    /// is `max_file_size`, which bounds it anyway; set lower, it lets `max_file_size` admit large
+    /// sparse files (disk images) while the disk each copy takes stays bounded.
+    package var maxFileAllocation: Int64 = 4 << 30
+    /// Bytes a URL of an `open` request may have (`max_url_length`); a longer one is refused with
+    /// `bad-request`. Every URL recorded stays in the ledger until its handler takes it.
+    package var maxURLLength: Int = 8 << 10
+    /// `open` requests one uid may make per minute (`open_requests_per_minute`), a refill of a
+    /// sixtieth of it every second; past it, `over-limit`.
+    package var openRequestsPerMinute: Int = 600
+    /// Bytes of files one uid may `open` per minute (`open_bytes_per_minute`): a file counts its
+    /// size, holes included (hashing them is work too). A request is taken while the uid has any
+    /// of it left, so one file may be larger than it (the uid then waits longer).
+    package var openBytesPerMinute: Int64 = 16 << 30
+    /// Deliveries a handler may be owed (committed, not yet acknowledged) before more are refused
+    /// (`max_pending_per_handler`): `open` gets `over-limit`, an inbox's file waits in its inbox.
+    package var maxPendingPerHandler: Int = 100_000
+    /// Bytes (file sizes and URL lengths) a handler may be owed (`max_pending_bytes_per_handler`).
+    package var maxPendingBytesPerHandler: Int64 = 64 << 30
+    /// Deliveries one uid's `open` requests may have owed to handlers (`max_pending_per_uid`).
+    package var maxPendingPerUID: Int = 1_000
+    /// Bytes one uid's `open` requests may have owed to handlers (`max_pending_bytes_per_uid`).
+    package var maxPendingBytesPerUID: Int64 = 8 << 30
+    /// Whether root's `open` requests count against the per-uid budgets above (`limit_root`);
+    /// by default root is not limited by them (the per-handler caps hold for everyone).
+    package var limitRoot: Bool = false
     /// `launch_flag_directory`: launch handlers through systemd by writing `<folder>/<DocRouteUser>`
     /// (watched by `docroute-handler@<DocRouteUser>.path`) instead of starting them; nil starts them.
     package var launchFlagDirectory: String? = nil
@@ -95,8 +127,11 @@ package struct DaemonConfiguration: Sendable, Hashable {
         "socket", "state_directory", "containers_directory", "handlers_directory", "quarantine_directory",
         "max_file_size", "max_unacknowledged", "max_connections", "max_queued_files", "admin_group", "metrics_textfile", "inbox",
         "max_connections_per_uid", "reserved_handler_connections", "idle_timeout", "max_unfinished_line_bytes",
-        "max_package_depth", "max_package_entries",
+        "max_package_depth", "max_package_entries", "max_mailboxes",
         "launch_flag_directory",
+        "max_file_allocation", "max_url_length", "open_requests_per_minute", "open_bytes_per_minute",
+        "max_pending_per_handler", "max_pending_bytes_per_handler", "max_pending_per_uid", "max_pending_bytes_per_uid",
+        "limit_root",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -161,6 +196,19 @@ package struct DaemonConfiguration: Sendable, Hashable {
         configuration.maxUnfinishedLineBytes = Int(try integer("max_unfinished_line_bytes", default: 16 << 20, minimum: Int64(WireProtocol.maximumLineLength + 1)))
         configuration.maxPackageDepth = Int(try integer("max_package_depth", default: 256, minimum: 1))
         configuration.maxPackageEntries = Int(try integer("max_package_entries", default: 100_000, minimum: 1))
+        configuration.maxMailboxes = Int(try integer("max_mailboxes", default: 1_000, minimum: 1))
+        configuration.maxFileAllocation = try integer("max_file_allocation", default: configuration.maxFileSize, minimum: 0)
+        configuration.maxURLLength = Int(try integer("max_url_length", default: 8 << 10, minimum: 16))
+        configuration.openRequestsPerMinute = Int(try integer("open_requests_per_minute", default: 600, minimum: 1))
+        configuration.openBytesPerMinute = try integer("open_bytes_per_minute", default: 16 << 30, minimum: 1)
+        configuration.maxPendingPerHandler = Int(try integer("max_pending_per_handler", default: 100_000, minimum: 1))
+        configuration.maxPendingBytesPerHandler = try integer("max_pending_bytes_per_handler", default: 64 << 30, minimum: 1)
+        configuration.maxPendingPerUID = Int(try integer("max_pending_per_uid", default: 1_000, minimum: 1))
+        configuration.maxPendingBytesPerUID = try integer("max_pending_bytes_per_uid", default: 8 << 30, minimum: 1)
+        if let value = table["limit_root"] {
+            guard let flag = value.bool else { throw fail(.wrongType, "limit_root", "expected true or false, found \(value.type)") }
+            configuration.limitRoot = flag
+        }
         if table["metrics_textfile"] != nil {
             let textfile = try path("metrics_textfile", in: table, default: nil)
             guard !textfile.hasSuffix("/") else {

@@ -1,6 +1,7 @@
 import DocRouteConfiguration
 import DocRouteHandlers
 import DocRouteIntake
+import DocRoutePlatform
 import DocRouteProtocol
 import DocRouteServer
 import DocRouteTypes
@@ -42,11 +43,13 @@ extension RoutingDaemon {
 
     /// Starts the descriptor socket; without it, `open-descriptor` is not offered and files are
     /// opened by URL only (which needs root unless client and daemon are the same user).
-    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) -> DescriptorSocketServer? {
+    func startDescriptorServer(_ endpoint: SocketServer.Endpoint?) async -> DescriptorSocketServer? {
         let path = DescriptorSocketServer.path(besides: configuration.socket)
-        let server = DescriptorSocketServer(responder: self, maxConnections: min(configuration.maxConnections, 64), logger: logger)
         do {
-            try server.start(endpoint ?? .path(path))
+            let server = try DescriptorSocketServer(
+                responder: self, limits: .descriptorSocket(configuration),
+                isHandlerUser: { [self] uid in handlerUsers.withLock { $0.uids.contains(uid) } }, logger: logger)
+            try await server.start(endpoint ?? .path(path))
             descriptorSocketPath.withLock { $0 = server.path }
             return server
         } catch {
@@ -58,7 +61,17 @@ extension RoutingDaemon {
 
     nonisolated func open(_ source: DocumentSource, mailbox: String?, bundleIdentifier: String?, id: String?, connection: ClientConnection) async {
         let snapshot = routing.snapshot
+        let uid = connection.credentials.uid
+        // Every request counts against its uid's budget, answered or refused.
+        if case .failure(let refusal) = openBudget.takeRequest(uid) {
+            connection.takePassedDescriptor().map { _ = close($0) }
+            return refuseOverLimit(refusal.description, id: id, connection: connection)
+        }
         if case .url(let url) = source {
+            guard url.utf8.count <= configuration.maxURLLength else {
+                connection.send(.error(id: id, code: .badRequest, message: "the URL is \(url.utf8.count) bytes, longer than the \(configuration.maxURLLength) docrouted takes (max_url_length); send a shorter one"))
+                return
+            }
             guard let scheme = Self.scheme(of: url, id: id, connection: connection) else { return }
             if scheme != "file" {
                 await openCustomURL(url, scheme: scheme, bundleIdentifier: bundleIdentifier, snapshot: snapshot, id: id, connection: connection)
@@ -73,6 +86,10 @@ extension RoutingDaemon {
         }
         guard let requested = await requestedFile(source, id: id, connection: connection) else { return }
         let file = requested.file
+        if case .failure(let refusal) = openBudget.takeBytes(uid, file.size) {
+            close(file.descriptor)
+            return refuseOverLimit(refusal.description, id: id, connection: connection)
+        }
         let route = snapshot.route(head: file.head, name: InboxNames.display(requested.name), pick: bundleIdentifier)
         let classification = route.classification
         let handler: RegisteredHandler
@@ -88,14 +105,17 @@ extension RoutingDaemon {
             connection.send(.error(id: id, code: .noHandler, message: "no handler claims \(classification.contentType)"))
             return
         }
-        let delivery = snapshot.delivery(
+        var delivery = snapshot.delivery(
             of: file, to: handler, classification: classification, sourceFolder: nil, sourceName: requested.name,
             sourcePath: requested.path, mailbox: mailboxName, sourceApplication: "org.docroute.open")
+        delivery.requesterUID = openBudget.limits(uid) ? uid : nil
         // The same path as an inbox's file from here: delivered, reported, counted, the handler told.
         let outcome = await intake.deliverRequested(delivery)
         switch outcome {
         case .committed(let deliveryID, _, _, _):
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: handler.bundleIdentifier, contentType: classification.contentType))
+        case .failed(let error) where error.code == .overLimit:
+            refuseOverLimit(error.message, id: id, connection: connection)
         case .failed(let error):
             connection.send(.error(id: id, code: .internal, message: "the file could not be delivered: \(error)"))
         case .alreadyDelivered(let deliveryID):
@@ -121,15 +141,38 @@ extension RoutingDaemon {
             }
             bundle = winner
         }
+        let uid = connection.credentials.uid
+        if case .failure(let refusal) = openBudget.takeBytes(uid, Int64(url.utf8.count)) {
+            return refuseOverLimit(refusal.description, id: id, connection: connection)
+        }
         do {
-            let (deliveryID, _) = try await backend.recordURL(url, bundleIdentifier: bundle, sourceApplication: nil)
+            let (deliveryID, _) = try await backend.recordURL(url, bundleIdentifier: bundle, sourceApplication: nil,
+                                                              requesterUID: openBudget.limits(uid) ? uid : nil)
             activity.committedURL(bundle)
             await intake.countOpened()
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
             await dispatcher.committed(bundleIdentifier: bundle)
+        } catch let error as DeliveryError where error.code == .overLimit {
+            refuseOverLimit(error.message, id: id, connection: connection)
         } catch {
             connection.send(.error(id: id, code: .internal, message: "the URL could not be recorded: \(error)"))
         }
+    }
+
+    /// Answers `over-limit` with what was passed and when to try again, and says so in the log at
+    /// most once a second (a flood must not flood the journal too).
+    nonisolated func refuseOverLimit(_ message: String, id: String?, connection: ClientConnection) {
+        activity.refusedOverLimit()
+        let now = ContinuousClock.now
+        let logIt = overLimitLogged.withLock { last in
+            guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if logIt {
+            logger.notice("open refused: \(message)", metadata: ["uid": "\(connection.credentials.uid)", "pid": "\(connection.credentials.pid)"])
+        }
+        connection.send(.error(id: id, code: .overLimit, message: message))
     }
 
     /// `candidates`: every handler that could open the document, best first. Nothing is copied.
@@ -164,7 +207,8 @@ extension RoutingDaemon {
             }
             // fstat and the first read of a file that may be on a slow file system: on the pool.
             let maxSize = configuration.maxFileSize
-            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize) })
+            let maxAllocation = configuration.maxFileAllocation
+            let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize, maxAllocation: maxAllocation) })
                 ?? .failure(.unreadable(errno: ESHUTDOWN))
             switch adopted {
             case .success(let file):
@@ -189,7 +233,7 @@ extension RoutingDaemon {
                 connection.send(.error(id: id, code: .notPermitted, message: "docrouted runs as uid \(geteuid()) and cannot check that you (uid \(peer.uid)) may read \(path); pass the open file instead (open with \"descriptor\":true on the descriptor socket), as `docroutectl open` does"))
                 return nil
             }
-            switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize) {
+            switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize, maxAllocation: configuration.maxFileAllocation) {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(pathBytes.split(separator: UInt8(ascii: "/")).last ?? []), path: path)
             case .failure(.vanished):

@@ -83,6 +83,8 @@ extension RoutingDaemon: RequestResponder {
         extra["failedManifests"] = .array(registry.failures.map { .string($0.error.description) })
         extra["deliveredSinceStart"] = .integer(Int64(await intake.deliveredCount))
         extra["sourcesToReclaim"] = .integer(Int64(backend.sourcesToReclaim))
+        // The ledger's size on disk: what requests and unacknowledged deliveries make it grow by.
+        extra["ledgerBytes"] = .integer(backend.ledgerBytesOnDisk)
         extra["daemon"] = .string(Self.version)
         // What `docroutectl default set` waits for: the defaults the daemon routes with now.
         let defaults = routing.snapshot.defaults

@@ -80,6 +80,10 @@ package actor RoutingDaemon {
     nonisolated let threadPool: NIOThreadPool
     /// Manifest and defaults changes seen and not yet reloaded (``reloadOnManifestChanges()``).
     nonisolated let requestedReloads = Mutex<(count: Int, reasons: Set<String>)>((0, []))
+    /// What each uid may ask of `open` per minute (`open_requests_per_minute`, `open_bytes_per_minute`).
+    nonisolated let openBudget: OpenBudget
+    /// When an `over-limit` refusal was last logged: one a second at most.
+    nonisolated let overLimitLogged = Mutex<ContinuousClock.Instant?>(nil)
     static let version = "docrouted/0.1.0"
 
     package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
@@ -106,7 +110,8 @@ package actor RoutingDaemon {
         self.manifestWatcher = try InboxWatcher(logger: logger, reportRemovals: true)
         self.threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
-        let activity = DaemonActivity(configuration: configuration, logger: logger, threadPool: threadPool)
+        let activity = DaemonActivity(configuration: configuration, logger: logger, threadPool: threadPool,
+                                      ledgerBytes: { [backend] in backend.ledgerBytesOnDisk })
         self.activity = activity
         let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
@@ -116,6 +121,7 @@ package actor RoutingDaemon {
             Task { await launcher.launchIfNeeded(handler) }
         }
         self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: logger)
+        self.openBudget = OpenBudget(configuration)
     }
 
     deinit {
@@ -168,7 +174,7 @@ package actor RoutingDaemon {
                 or let systemd pass it (docroute.socket)
                 """)
         }
-        state = .running(Servers(server: server, descriptorServer: startDescriptorServer(descriptorEndpoint)))
+        state = .running(Servers(server: server, descriptorServer: await startDescriptorServer(descriptorEndpoint)))
         _ = try? notifier?.ready()
         await refreshStatus()
         let registry = routing.snapshot.registry
@@ -264,7 +270,7 @@ package actor RoutingDaemon {
         state = .shuttingDown
         _ = try? notifier?.stopping()
         await servers.server.stop()
-        servers.descriptorServer?.stop()
+        await servers.descriptorServer?.stop()
         await dispatcher.acknowledgementsWritten()
         // The last batch's source removals use the inbox folders that stop() closes.
         await backend.settle()

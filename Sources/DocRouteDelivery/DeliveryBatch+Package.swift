@@ -58,7 +58,7 @@ extension DeliveryBatch {
             guard let name = PackageTree.component(request.sourceName) else {
                 throw DeliveryError(code: .invalidName, message: "\(path): not a name of one file. \(DeliveryError.advice(for: .invalidName))")
             }
-            source = try PackageTree.openFolder(name, in: request.sourceFolder, describing: path)
+            source = try PackageTree.openFolder(name, in: request.sourceFolder.descriptor.rawValue, describing: path)
         } catch {
             return .failed(DeliveryLedger.ledgerError("open the package", error))
         }
@@ -166,7 +166,7 @@ extension DeliveryBatch {
     /// syncs the inbox, and notes it in the ledger. Failures are logged: recovery tries again.
     private func removePackageSource(_ request: PackageRequest, status: FileStatus, deliveryID: UUID) {
         let path = request.sourcePath
-        let inbox = FileDescriptor(rawValue: request.sourceFolder)
+        let inbox = request.sourceFolder.descriptor
         do {
             // Not while the ledger that records the delivery is gone or replaced.
             try ledger.confirmInPlace()

@@ -7,9 +7,6 @@ import SystemPackage
 /// One file to deliver; see ``DeliveryBatch/Request``.
 package typealias DeliveryRequest = DeliveryBatch.Request
 
-/// What became of one request; see ``DeliveryBatch/Outcome``.
-package typealias DeliveryOutcome = DeliveryBatch.Outcome
-
 extension DeliveryBatch {
     /// One file to deliver: an open source, where it came from, and where it goes.
     ///
@@ -17,10 +14,8 @@ extension DeliveryBatch {
     package struct Request: Sendable {
         /// The delivery's id (sent to the handler; never changes).
         package var deliveryID: UUID
-        // File descriptors are plain numbers here so a request can cross threads; FileDescriptor
-        // is not Sendable.
+        // A plain number: the request's whole footprint is kept small (a batch holds hundreds).
         private var sourceNumber: CInt
-        private var sourceDirectoryNumber: CInt
 
         /// The source, opened by the caller with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK`.
         package var source: FileDescriptor {
@@ -31,11 +26,11 @@ extension DeliveryBatch {
         package var sourceStatus: FileStatus
         /// The source's path, recorded in the ledger (recovery removes it by this path).
         package var sourcePath: FilePath
-        /// The inbox folder holding the source, to remove it by name once delivered.
-        package var sourceDirectory: FileDescriptor {
-            get { FileDescriptor(rawValue: sourceDirectoryNumber) }
-            set { sourceDirectoryNumber = newValue.rawValue }
-        }
+        /// The inbox folder holding the source, to remove it by name once delivered; the request
+        /// keeps it open until then.
+        package var sourceFolder: DirectoryHandle?
+        /// ``sourceFolder``'s descriptor (-1 when there is none: the source is kept).
+        package var sourceDirectory: FileDescriptor { sourceFolder?.descriptor ?? FileDescriptor(rawValue: -1) }
         /// The source's name in ``sourceDirectory`` (raw bytes; need not be UTF-8).
         package var sourceName: FilePath.Component
         /// Copy without removing the source (an `open` of a client's own file). The ledger then
@@ -66,6 +61,9 @@ extension DeliveryBatch {
         package var messageID: String?
         /// For a mail attachment: which MIME part.
         package var partPath: String?
+        /// The uid whose `open` asked for it, recorded so it counts against that uid's pending
+        /// limit; nil for an inbox's file.
+        package var requesterUID: UInt32?
 
         /// Creates a request.
         package init(
@@ -73,7 +71,7 @@ extension DeliveryBatch {
             source: FileDescriptor,
             sourceStatus: FileStatus,
             sourcePath: FilePath,
-            sourceDirectory: FileDescriptor,
+            sourceFolder: DirectoryHandle?,
             sourceName: FilePath.Component,
             keepSource: Bool = false,
             containerRoot: FilePath,
@@ -86,13 +84,14 @@ extension DeliveryBatch {
             sourceApplication: String? = nil,
             annotation: String? = nil,
             messageID: String? = nil,
-            partPath: String? = nil
+            partPath: String? = nil,
+            requesterUID: UInt32? = nil
         ) {
             self.deliveryID = deliveryID
             self.sourceNumber = source.rawValue
             self.sourceStatus = sourceStatus
             self.sourcePath = sourcePath
-            self.sourceDirectoryNumber = sourceDirectory.rawValue
+            self.sourceFolder = sourceFolder
             self.sourceName = sourceName
             self.keepSource = keepSource
             self.containerRoot = containerRoot
@@ -106,6 +105,7 @@ extension DeliveryBatch {
             self.annotation = annotation
             self.messageID = messageID
             self.partPath = partPath
+            self.requesterUID = requesterUID
         }
 
         /// Whether the source still has a name, and (for an inbox file) its inbox name still holds

@@ -411,7 +411,8 @@ package final class DeliveryBatch: Sendable {
                     sourceMtimeNs: request.sourceStatus.modificationTimeNanoseconds,
                     messageID: request.messageID,
                     partPath: request.partPath,
-                    createdAt: now)
+                    createdAt: now,
+                    requesterUID: request.requesterUID)
                 items[index].record = record
                 records.append(record)
             } catch {

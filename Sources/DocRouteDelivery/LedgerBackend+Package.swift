@@ -1,5 +1,6 @@
 import CDocRouteShim
 import DocRouteIntake
+import DocRouteLedger
 import DocRoutePlatform
 import Foundation
 import Logging
@@ -13,6 +14,13 @@ extension LedgerBackend {
     /// Delivers a package document whole on the delivery pool (see
     /// ``DeliveryBatch/deliverPackage(_:)``), after creating its sandbox if it is a default one.
     package func deliverPackage(_ package: PackageDelivery) async -> DocumentDeliveryOutcome {
+        // A package counts as one delivery; its bytes are known only once it is walked.
+        let reservation: PendingTally.Reservation
+        switch reserve(bundleIdentifier: package.bundleIdentifier, userID: nil, bytes: 0) {
+        case .success(let taken): reservation = taken
+        case .failure(let error): return .failed(error)
+        }
+        defer { ledger.pendingTally.release(reservation) }
         prepareContainer(package.containerRoot, owner: package.owner)
         do {
             return DocumentDeliveryOutcome(try await blocking { [batch] in batch.deliverPackage(package) })

@@ -101,9 +101,9 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// as it is committed; ``sourcePool`` then takes the sources out of their inboxes while the
     /// next batch commits. The pools have one thread each and take work in order, so batches
     /// commit, and their sources leave, in the order they were submitted.
-    func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: DeliveryTicket) {
+    func deliver(_ requests: [DeliveryBatch.Request], fulfilling ticket: @escaping @Sendable ([DocumentDeliveryOutcome]) -> Void) {
         let stopped: @Sendable (Int) -> Void = { count in
-            ticket.fulfil(Array(repeating: .failed(DeliveryError(code: .io, message: "the delivery worker is stopped; the source stays in its inbox")), count: count))
+            ticket(Array(repeating: .failed(DeliveryError(code: .io, message: "the delivery worker is stopped; the source stays in its inbox")), count: count))
         }
         reclaimer.batchStarted()
         copyPool.submit { [batch, pool, sourcePool, reclaimer] state in
@@ -118,7 +118,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                     _ = batch.abandon(prepared)
                     return stopped(requests.count)
                 }
-                let removal = batch.complete(prepared) { outcomes in ticket.fulfil(outcomes.map(DocumentDeliveryOutcome.init)) }
+                let removal = batch.complete(prepared) { outcomes in ticket(outcomes.map(DocumentDeliveryOutcome.init)) }
                 sourcePool.submit { state in
                     defer { reclaimer.batchFinished() }
                     // Stopped first: the sources stay, and the next start's recovery takes them out.
@@ -170,6 +170,53 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     package var sourcesToReclaim: Int { reclaimer.pending }
 
     package func submit(_ documents: [DocumentDelivery]) -> DeliveryTicket {
+        // Each document takes its place in what its handler (and its requester) may be owed
+        // before anything is copied; one over a limit fails at once, retryable, and its source
+        // stays where it is (an inbox's file is tried again later).
+        var reservations: [PendingTally.Reservation] = []
+        var refusals: [Int: DeliveryError] = [:]
+        var admitted: [DocumentDelivery] = []
+        for (index, document) in documents.enumerated() {
+            switch reserve(bundleIdentifier: document.bundleIdentifier, userID: document.requesterUID, bytes: document.source.size) {
+            case .success(let reservation):
+                reservations.append(reservation)
+                admitted.append(document)
+            case .failure(let error):
+                refusals[index] = error
+            }
+        }
+        let ticket = DeliveryTicket()
+        let pending = ledger.pendingTally
+        let count = documents.count
+        let finish: @Sendable ([DocumentDeliveryOutcome]) -> Void = { [reservations, refusals] outcomes in
+            // Committed deliveries are counted by the ledger now: their places go back.
+            for reservation in reservations { pending.release(reservation) }
+            guard !refusals.isEmpty else { return ticket.fulfil(outcomes) }
+            var delivered = outcomes.makeIterator()
+            ticket.fulfil((0..<count).map { index in
+                if let refusal = refusals[index] { return .failed(refusal) }
+                return delivered.next() ?? .failed(DeliveryError(code: .io, message: "the batch ended without this document; it stays where it is"))
+            })
+        }
+        if admitted.isEmpty {
+            finish([])
+        } else {
+            submitAdmitted(admitted, fulfilling: finish)
+        }
+        return ticket
+    }
+
+    /// Takes a place for one delivery in what its handler, and the uid that asked for it, may be
+    /// owed (``PendingTally``), or says which limit it is over.
+    func reserve(bundleIdentifier: String, userID: UInt32?, bytes: Int64) -> Result<PendingTally.Reservation, DeliveryError> {
+        ledger.pendingTally.reserve(bundleIdentifier: bundleIdentifier, userID: userID, bytes: bytes, limits: pendingLimits)
+            .mapError { refusal in
+                DeliveryError(code: .overLimit, message: "\(refusal). \(DeliveryError.advice(for: .overLimit))")
+            }
+    }
+
+    /// The documents of ``submit(_:)`` that have their places, as one batch.
+    private func submitAdmitted(_ documents: [DocumentDelivery], fulfilling finish: @escaping @Sendable ([DocumentDeliveryOutcome]) -> Void) {
         prepareContainers(documents)
         let requests = documents.map { document in
             DeliveryBatch.Request(
@@ -177,9 +224,10 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                 sourceStatus: FileStatus(
                     device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
                     linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
-                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds),
+                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds,
+                    allocatedBytes: document.source.allocatedBytes),
                 sourcePath: FilePath(document.sourcePath),
-                sourceDirectory: FileDescriptor(rawValue: document.sourceFolder ?? -1),
+                sourceFolder: document.sourceFolder,
                 sourceName: Self.component(document.sourceName),
                 keepSource: document.sourceFolder == nil,
                 containerRoot: FilePath(document.containerRoot),
@@ -192,11 +240,10 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                 sourceApplication: document.sourceApplication,
                 annotation: Self.json(document.annotation),
                 messageID: document.messageID,
-                partPath: document.partPath)
+                partPath: document.partPath,
+                requesterUID: document.requesterUID)
         }
-        let ticket = DeliveryTicket()
-        deliver(requests, fulfilling: ticket)
-        return ticket
+        deliver(requests, fulfilling: finish)
     }
 
     /// Creates default sandboxes (`<containers_directory>/<bundle id>`) on first use, owned by the
@@ -227,12 +274,28 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try await ledgerWork { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
     }
 
-    package func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?) async throws -> (deliveryID: String, sequence: Int64) {
+    /// Records a custom-scheme URL for its handler, unless the handler (or `requesterUID`, when
+    /// given) is owed as much as it may be: then ``DeliveryErrorCode/overLimit`` is thrown.
+    package func recordURL(_ url: String, bundleIdentifier: String, sourceApplication: String?,
+                           requesterUID: UInt32? = nil) async throws -> (deliveryID: String, sequence: Int64) {
+        let reservation = try reserve(bundleIdentifier: bundleIdentifier, userID: requesterUID, bytes: Int64(url.utf8.count)).get()
+        defer { ledger.pendingTally.release(reservation) }
         let record = try await ledgerWork { [ledger] in
-            try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication)
+            try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication, requesterUID: requesterUID)
         }
         return (record.deliveryID.protocolText, record.sequence)
     }
+
+    /// What a handler and a requester may be owed, from the configuration; uid 0's requests are
+    /// counted only with `limit_root` (the caller leaves a requester out when it is not limited).
+    var pendingLimits: PendingTally.Limits {
+        PendingTally.Limits(
+            perHandler: PendingTally.Amount(count: configuration.maxPendingPerHandler, bytes: configuration.maxPendingBytesPerHandler),
+            perUser: PendingTally.Amount(count: configuration.maxPendingPerUID, bytes: configuration.maxPendingBytesPerUID))
+    }
+
+    /// Bytes the ledger takes on disk (its file and write-ahead log), for status and metrics.
+    package var ledgerBytesOnDisk: Int64 { ledger.bytesOnDisk() }
 
     package func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
         let quarantine = quarantineFolder

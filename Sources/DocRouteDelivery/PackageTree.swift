@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// Copies, hashes and removes package documents (folders delivered whole, issue #4).
+/// Copies, hashes and removes package documents (folders such as `Report.rtfd`, delivered whole).
 ///
 /// Every name is opened relative to its parent folder's descriptor with `O_NOFOLLOW`, so a
 /// symbolic link inside a package (or swapped in while it is copied) is never followed: links,
@@ -77,7 +77,7 @@ package enum PackageTree {
     /// Regular files get `fileMode`, folders `folderMode`, both `owner` when given; every copied
     /// file and folder (`destination` included) is fsynced before this returns.
     ///
-    /// The walk is iterative, so no depth of folders can overflow the stack (issue 16 item 4:
+    /// The walk is iterative, so no depth of folders can overflow the stack (as one did:
     /// a package 10,000 levels deep crashed the recursive walk); `limits` still bounds the depth.
     /// - Returns: the bytes copied.
     /// - Throws: ``DeliveryError``; what was copied so far stays for the caller to remove.
@@ -322,11 +322,6 @@ package enum PackageTree {
         try DeliveryError.performing("list folder", path) { try FileDescriptor(rawValue: folder).directoryEntries() }
     }
 
-    static func withCName<T>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        let bytes = name.map { CChar(bitPattern: $0) } + [0]
-        return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
-    }
-
     private static func sortedEntries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
         try entries(of: folder, describing: path)
             .map { (entry: $0, bytes: $0.nameBytes) }
@@ -353,11 +348,19 @@ package enum PackageTree {
         let outputDescriptor = FileDescriptor(rawValue: output)
         defer { close(output) }
         var offset: Int64 = 0
-        while true {
-            let count = try DeliveryError.performing("read", sourcePath) { try FileDescriptor(rawValue: input).read(into: buffer, atOffset: offset) }
-            if count == 0 { break }
-            try DeliveryError.performing("write", destinationPath) { try outputDescriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
-            offset += Int64(count)
+        if SandboxWriter.copiesKeepingHoles(before) {
+            // A sparse file in a package stays sparse, as a document on its own does.
+            var noHash: SHA256? = nil
+            try SandboxWriter.copyKeepingHoles(from: FileDescriptor(rawValue: input), size: before.size, describing: sourcePath,
+                                               to: outputDescriptor, describing: destinationPath, buffer: buffer, hash: &noHash)
+            offset = before.size
+        } else {
+            while true {
+                let count = try DeliveryError.performing("read", sourcePath) { try FileDescriptor(rawValue: input).read(into: buffer, atOffset: offset) }
+                if count == 0 { break }
+                try DeliveryError.performing("write", destinationPath) { try outputDescriptor.writeAll(from: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                offset += Int64(count)
+            }
         }
         let after = try DeliveryError.performing("inspect", sourcePath) { try FileDescriptor(rawValue: input).status() }
         guard offset == before.size, after.size == before.size, after.modificationTimeNanoseconds == before.modificationTimeNanoseconds else {

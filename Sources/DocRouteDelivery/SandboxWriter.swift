@@ -112,7 +112,7 @@ package struct SandboxWriter: Sendable {
     /// See ``temporaryPrefix``.
     package static let temporarySuffix = SandboxName.temporarySuffix
 
-    /// Mode of created folders: a handler's sandbox is its own (issue 16: the admin group, which
+    /// Mode of created folders: a handler's sandbox is its own (the admin group, which
     /// holds the mail delivery agent, once read and planted documents through group bits).
     package var folderMode: mode_t = 0o700
     /// Mode of delivered files.
@@ -244,6 +244,9 @@ package struct SandboxWriter: Sendable {
     /// with `O_EXCL` and mode 0600, given ``fileMode`` and `owner` once complete, hashed with
     /// SHA-256 on the way. The data is not synced here: the batch syncs once for all its copies.
     ///
+    /// A sparse source (``copiesKeepingHoles(_:)``: `expected` says how much disk it takes) gives a
+    /// sparse copy, its holes kept (see SandboxWriter+Holes.swift).
+    ///
     /// The source must still have `expected`'s size and modification time once copied, or the
     /// copy is removed and ``DeliveryErrorCode/changed`` thrown: a file still being
     /// written is never delivered half. A source whose name was removed meanwhile is still copied
@@ -275,7 +278,12 @@ package struct SandboxWriter: Sendable {
         do {
             defer { destination.closeIgnoringErrors() }
             let digest: String
-            if copyMethod.usesKernelCopy(size: expected.size) {
+            if Self.copiesKeepingHoles(expected) {
+                var hash: SHA256? = SHA256()
+                try Self.copyKeepingHoles(from: source, size: expected.size, describing: sourcePath, to: destination,
+                                          describing: destinationPath, buffer: buffer, hash: &hash)
+                digest = Self.hex(hash!.finalize())
+            } else if copyMethod.usesKernelCopy(size: expected.size) {
                 digest = try copyInKernel(from: source, size: expected.size, describing: sourcePath, to: destination, describing: destinationPath, buffer: buffer)
             } else {
                 digest = try copyReadingAndWriting(from: source, size: expected.size, describing: sourcePath, to: destination, describing: destinationPath, buffer: buffer)
@@ -469,7 +477,7 @@ package struct SandboxWriter: Sendable {
     /// How much the kernel copies between two reports to the hashing thread.
     static let followingHashStep: Int64 = 8 << 20
 
-    private static func truncated(_ path: String, expected: Int64, found: Int64) -> DeliveryError {
+    static func truncated(_ path: String, expected: Int64, found: Int64) -> DeliveryError {
         DeliveryError(
             code: .changed,
             message: "\(path) ended after \(found) of its \(expected) bytes: it was truncated while being copied. \(DeliveryError.advice(for: .changed))"

@@ -1,12 +1,13 @@
+import DocRoutePlatform
 import DocRouteProtocol
 
 /// One document to copy into a handler's sandbox, already opened, typed and routed.
 package struct DocumentDelivery: Sendable {
     /// The opened source; its head, read for typing, is not kept.
     package var source: IntakeFile
-    /// Where the source lives, to remove it once its copy is durable; nil to leave it (an `open` of
-    /// a client's own file copies it and never touches the original).
-    package var sourceFolder: Int32?
+    /// Where the source lives, to remove it once its copy is durable (kept open until then); nil to
+    /// leave it (an `open` of a client's own file copies it and never touches the original).
+    package var sourceFolder: DirectoryHandle?
     package var sourceName: [UInt8]
     /// The source's path, for the ledger and logs.
     package var sourcePath: String
@@ -28,8 +29,11 @@ package struct DocumentDelivery: Sendable {
     /// crash never delivers the same part twice.
     package var messageID: String?
     package var partPath: String?
+    /// The uid whose `open` asked for it, when that uid's pending deliveries are limited
+    /// (`max_pending_per_uid`); nil for an inbox's file.
+    package var requesterUID: UInt32?
 
-    package init(source: IntakeFile, sourceFolder: Int32?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+    package init(source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
                 owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
                 fileName: String? = nil, messageID: String? = nil, partPath: String? = nil) {

@@ -14,6 +14,8 @@ extension IntakeFile {
         case notRegularFile(String)
         /// Bigger than `max_file_size`.
         case tooLarge(size: Int64, limit: Int64)
+        /// Its copy would take more disk than `max_file_allocation` (the smaller of its size and its allocated blocks).
+        case takesTooMuchDisk(allocated: Int64, limit: Int64)
         /// `fstat` or the first read failed.
         case unreadable(errno: Int32)
 
@@ -22,6 +24,7 @@ extension IntakeFile {
             case .notOpenForReading: "the descriptor is not open for reading; open the file with O_RDONLY and pass that"
             case .notRegularFile(let kind): "the descriptor is a \(kind), not a regular file; only documents can be opened"
             case .tooLarge(let size, let limit): "the file is \(size) bytes, over max_file_size (\(limit) bytes)"
+            case .takesTooMuchDisk(let allocated, let limit): "the file takes \(allocated) bytes of disk, over max_file_allocation (\(limit) bytes)"
             case .unreadable(let code): "the descriptor cannot be read: \(String(cString: strerror(code)))"
             }
         }
@@ -30,8 +33,10 @@ extension IntakeFile {
     /// Takes a descriptor a client passed (`open-descriptor`): checks it is a regular file opened
     /// for reading, and reads its head with `pread`, never by name and without moving the
     /// client's file offset. On success the returned file owns `descriptor`; on failure the caller
-    /// still does.
-    package static func adopt(descriptor: Int32, maxSize: Int64, headLength: Int = 4096) -> Result<IntakeFile, DescriptorRefusal> {
+    /// still does. A file over `maxSize` bytes, or taking more than `maxAllocation` bytes of disk,
+    /// is refused.
+    package static func adopt(descriptor: Int32, maxSize: Int64, maxAllocation: Int64 = .max,
+                              headLength: Int = 4096) -> Result<IntakeFile, DescriptorRefusal> {
         let file = FileDescriptor(rawValue: descriptor)
         let flags: CInt, info: FileStatus
         do throws(Errno) {
@@ -47,6 +52,11 @@ extension IntakeFile {
         }
         guard info.size <= maxSize else {
             return .failure(.tooLarge(size: info.size, limit: maxSize))
+        }
+        // What its copy takes: no more than its size (a block allocated past the end is not
+        // copied), and with its holes kept about what it takes itself.
+        if let allocated = info.allocatedBytes.map({ min($0, info.size) }), allocated > maxAllocation {
+            return .failure(.takesTooMuchDisk(allocated: allocated, limit: maxAllocation))
         }
         // The client's O_NONBLOCK would not change reads of a regular file; nothing to undo.
         return reading(descriptor, info, headLength: headLength).mapError { .unreadable(errno: $0.rawValue) }

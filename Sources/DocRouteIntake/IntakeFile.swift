@@ -19,6 +19,8 @@ package struct IntakeFile: Sendable {
         case notRegularFile(String)
         /// Bigger than `max_file_size`.
         case tooLarge(size: Int64, limit: Int64)
+        /// Its copy would take more disk than `max_file_allocation` (the smaller of its size and its allocated blocks).
+        case takesTooMuchDisk(allocated: Int64, limit: Int64)
         /// Cannot be read (permissions, I/O).
         case unreadable(errno: Int32)
 
@@ -29,6 +31,7 @@ package struct IntakeFile: Sendable {
             case .directory: "it is a folder"
             case .notRegularFile(let kind): "it is a \(kind), not a regular file"
             case .tooLarge(let size, let limit): "it is \(size) bytes, over max_file_size (\(limit) bytes)"
+            case .takesTooMuchDisk(let allocated, let limit): "it takes \(allocated) bytes of disk, over max_file_allocation (\(limit) bytes)"
             case .unreadable(let code): "it cannot be read: \(String(cString: strerror(code)))"
             }
         }
@@ -38,6 +41,8 @@ package struct IntakeFile: Sendable {
     package let device: UInt64
     package let inode: UInt64
     package let size: Int64
+    /// Bytes of disk the file takes (`st_blocks` × 512): less than ``size`` when it has holes.
+    package let allocatedBytes: Int64
     package let modificationTimeNanoseconds: Int64
     package let ownerUID: UInt32
     package let linkCount: UInt64
@@ -48,8 +53,10 @@ package struct IntakeFile: Sendable {
     ///
     /// `O_NONBLOCK` means a FIFO dropped in an inbox never blocks the open; it is refused after
     /// `fstat`. The descriptor keeps the flag, which regular files ignore. The caller owns the
-    /// returned descriptor and must close it.
-    package static func open(name: [UInt8], in directory: Int32, maxSize: Int64, headLength: Int = 4096) -> Result<IntakeFile, Refusal> {
+    /// returned descriptor and must close it. A file over `maxSize` bytes, or taking more than
+    /// `maxAllocation` bytes of disk, is refused.
+    package static func open(name: [UInt8], in directory: Int32, maxSize: Int64, maxAllocation: Int64 = .max,
+                             headLength: Int = 4096) -> Result<IntakeFile, Refusal> {
         // A name from inotify or readdir is one component; anything else names nothing here.
         guard let component = FilePath.Component(platformBytes: name) else { return .failure(.vanished) }
         let file: FileDescriptor
@@ -78,6 +85,12 @@ package struct IntakeFile: Sendable {
         guard info.size <= maxSize else {
             file.closeIgnoringErrors()
             return .failure(.tooLarge(size: info.size, limit: maxSize))
+        }
+        // What its copy takes: no more than its size (a block allocated past the end is not
+        // copied), and with its holes kept about what it takes itself.
+        if let allocated = info.allocatedBytes.map({ min($0, info.size) }), allocated > maxAllocation {
+            file.closeIgnoringErrors()
+            return .failure(.takesTooMuchDisk(allocated: allocated, limit: maxAllocation))
         }
         // O_NONBLOCK stays: it changes nothing for reads of a regular file (only pipes, sockets
         // and devices honour it), and clearing it cost two system calls a file in a burst.
@@ -113,14 +126,14 @@ package struct IntakeFile: Sendable {
         head.removeSubrange(filled...)
         return .success(IntakeFile(
             descriptor: descriptor, device: info.device, inode: info.inode, size: info.size,
-            modificationTimeNanoseconds: info.modificationTimeNanoseconds,
+            allocatedBytes: info.allocatedBytes ?? info.size, modificationTimeNanoseconds: info.modificationTimeNanoseconds,
             ownerUID: info.userID, linkCount: info.linkCount, head: head))
     }
 
     /// The same file without its head: a document in flight keeps its descriptor and status, not
     /// the bytes it was typed from (up to 4 KiB each, some 3 MiB of a burst's peak heap).
     var withoutHead: IntakeFile {
-        IntakeFile(descriptor: descriptor, device: device, inode: inode, size: size,
+        IntakeFile(descriptor: descriptor, device: device, inode: inode, size: size, allocatedBytes: allocatedBytes,
                    modificationTimeNanoseconds: modificationTimeNanoseconds, ownerUID: ownerUID, linkCount: linkCount, head: [])
     }
 

@@ -13,6 +13,9 @@ package protocol IntakeObserver: Sendable {
     func packageDelivered(_ bundleIdentifier: String, _ outcome: DocumentDeliveryOutcome, arrival: ArrivalQueue.Arrival)
     /// A file of inbox `inbox` was quarantined.
     func quarantined(inbox: Int, reason: String, arrival: ArrivalQueue.Arrival?)
+    /// Inbox `inbox` watches `count` folders (mailboxes and the folders inside them), and does not
+    /// serve `notServed` more because of `max_mailboxes`.
+    func foldersWatched(inbox: Int, count: Int, notServed: Int)
     /// A Maildir message of inbox `inbox` could not be read at all.
     func unreadableMessage(inbox: Int)
 }

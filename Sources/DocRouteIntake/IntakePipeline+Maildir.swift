@@ -42,10 +42,10 @@ extension IntakePipeline {
     /// Watches (again) every mailbox of Maildir `index` and queues the messages waiting in them.
     func scanMaildir(_ index: Int) {
         let inbox = configuration.inboxes[index]
-        guard let rootFD = folders[inbox.path] ?? openFolder(inbox.path) else { return }
+        guard let root = open(WatchedFolder(inbox: index, mailbox: nil, path: inbox.path, role: .maildirRoot)) else { return }
         let mailboxes: [MaildirMailbox]
         do {
-            mailboxes = try MaildirLayout.mailboxes(in: rootFD)
+            mailboxes = try MaildirLayout.mailboxes(in: root.descriptor.rawValue)
         } catch {
             logger.error("maildir cannot be listed; its mailboxes are looked at again at the next change there: \(error)", metadata: ["path": "\(inbox.path)"])
             return
@@ -66,14 +66,17 @@ extension IntakePipeline {
         let folderPath = path + "/" + String(decoding: name, as: UTF8.self)
         // An IMAP server makes `.Name` first and `new/` inside it a moment later: watch the folder
         // for it, then look, so a `new/` made in between is not missed.
+        let folder = WatchedFolder(inbox: index, mailbox: mailbox.name, path: folderPath, role: .maildirFolder)
+        guard admitWatch(folder) else { return }
         do {
-            try watcher.watch(WatchedFolder(inbox: index, mailbox: mailbox.name, path: folderPath, role: .maildirFolder))
+            try watcher.watch(folder)
         } catch {
             logger.error("maildir folder cannot be watched: \(error)", metadata: ["path": "\(folderPath)"])
             return
         }
-        if let rootFD = folders[path], let component = FilePath.Component(platformBytes: name),
-           MaildirLayout.hasNewFolder(component, in: rootFD) {
+        if let root = open(WatchedFolder(inbox: index, mailbox: nil, path: path, role: .maildirRoot)),
+           let component = FilePath.Component(platformBytes: name),
+           MaildirLayout.hasNewFolder(component, in: root.descriptor.rawValue) {
             watchMaildirMailbox(index, mailbox)
         }
     }
@@ -93,15 +96,16 @@ extension IntakePipeline {
         let name = mailbox.folder.isEmpty ? inbox.defaultMailbox : mailbox.name
         let newPath = inbox.path + "/" + mailbox.newPath
         let folder = WatchedFolder(inbox: index, mailbox: name, path: newPath, role: .maildirNew)
+        guard admitWatch(folder) else { return }
         do {
             try watcher.watch(folder)
         } catch {
             logger.error("maildir mailbox cannot be watched: \(error)", metadata: ["path": "\(newPath)"])
             return
         }
-        guard let fd = folders[newPath] ?? openFolder(newPath) else { return }
+        guard let newFolder = open(folder) else { return }
         var found = 0
-        forEachListed(of: fd, path: newPath) { entry in
+        forEachListed(of: newFolder.descriptor, path: newPath) { entry in
             if !entry.isDirectory && MaildirMessageName.isMessage(entry.nameBytes) {
                 enqueue(.init(folder: folder, name: entry.nameBytes))
                 found += 1
@@ -116,7 +120,7 @@ extension IntakePipeline {
     /// One message read into scratch files, and what became of its attachments.
     struct MessageInProgress {
         var arrival: ArrivalQueue.Arrival
-        var newFolder: Int32
+        var newFolder: DirectoryHandle
         var path: String
         /// Deliveries of this message, as indices into the batch's deliveries.
         var deliveries: [Int] = []
@@ -132,7 +136,8 @@ extension IntakePipeline {
         var messages: [MessageInProgress] = []
         var deliveries: [DocumentDelivery] = []
         for arrival in batch {
-            guard MaildirMessageName.isMessage(arrival.name), let newFD = folders[arrival.folder.path] else { continue }
+            guard MaildirMessageName.isMessage(arrival.name), let newFolder = open(arrival.folder) else { continue }
+            let newFD = newFolder.descriptor.rawValue
             let inbox = configuration.inboxes[arrival.folder.inbox]
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
             let path = arrival.folder.path + "/" + InboxNames.display(arrival.name)
@@ -176,7 +181,7 @@ extension IntakePipeline {
             // Without a Message-ID the Maildir unique name identifies the message across runs.
             let messageKey = envelope.messageID ?? "maildir:" + String(decoding: MaildirMessageName.unique(arrival.name), as: UTF8.self)
             let done = (try? await backend.deliveredParts(messageID: messageKey, mailbox: SandboxName.sanitizedComponent(mailbox))) ?? []
-            var message = MessageInProgress(arrival: arrival, newFolder: newFD, path: path)
+            var message = MessageInProgress(arrival: arrival, newFolder: newFolder, path: path)
             var unrecoverable: [MaildirAttachment] = []
             for info in extraction.oversized {
                 logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
@@ -286,7 +291,7 @@ extension IntakePipeline {
         annotation["size"] = .integer(file.size)
         if !attachment.damage.isEmpty { annotation["damage"] = .array(attachment.damage.words.map(PropertyListValue.string)) }
         var delivery = snapshot.delivery(
-            of: file, to: handler, classification: classification, sourceFolder: reader.scratchNumber, sourceName: name,
+            of: file, to: handler, classification: classification, sourceFolder: reader.scratchFolder, sourceName: name,
             sourcePath: attachment.temporaryPath, mailbox: mailbox, sourceApplication: inbox.sourceApplication)
         delivery.annotation = annotation
         delivery.fileName = attachment.fileName
@@ -303,7 +308,7 @@ extension IntakePipeline {
         do {
             // Through the open new/ folder's parent: the mailbox whose new/ was read, whatever
             // happened to the path since.
-            let mailbox = try FileDescriptor(rawValue: message.newFolder).openDirectory("..")
+            let mailbox = try message.newFolder.descriptor.openDirectory("..")
             defer { mailbox.closeIgnoringErrors() }
             let cur = FilePath.Component(MaildirLayout.curFolder)!
             do throws(Errno) {
@@ -321,7 +326,7 @@ extension IntakePipeline {
         defer { curFolder.closeIgnoringErrors() }
         do {
             switch try MaildirMessageName.markRead(
-                message.arrival.name, newFolder: .init(rawValue: message.newFolder), curFolder: .init(rawValue: curFD),
+                message.arrival.name, newFolder: message.newFolder.descriptor, curFolder: .init(rawValue: curFD),
                 describing: message.path
             ) {
             case .moved(let name):

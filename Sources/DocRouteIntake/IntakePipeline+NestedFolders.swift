@@ -19,6 +19,7 @@ extension IntakePipeline {
             return
         }
         let folder = WatchedFolder(inbox: parent.inbox, mailbox: mailbox, path: path)
+        guard admitWatch(folder) else { return }
         logger.notice("folder inside a mailbox folder: its files go to mailbox \(mailbox)", metadata: ["path": "\(path)"])
         do {
             try watcher.watch(folder)

@@ -1,6 +1,7 @@
 import DocRouteHandlers
 import DocRouteProtocol
 import Foundation
+import DocRoutePlatform
 import Logging
 import SystemPackage
 
@@ -36,24 +37,26 @@ extension IntakePipeline {
         }
     }
 
-    /// Vets a package folder (issue 16 item 4: one that stopped the daemon before, or is deeper or
+    /// Vets a package folder (one that stopped the daemon before, or is deeper or
     /// larger than `max_package_depth`/`max_package_entries`, is quarantined whole with the reason),
     /// then delivers it; its in-hand mark in the ledger lasts from before the first look at it
     /// until it is delivered, quarantined or failed.
-    func deliverPackage(_ arrival: ArrivalQueue.Arrival, in folderFD: Int32, snapshot: RoutingSnapshot) async {
+    func deliverPackage(_ arrival: ArrivalQueue.Arrival, in folder: DirectoryHandle, snapshot: RoutingSnapshot) async {
+        let folderFD = folder.descriptor.rawValue
         let path = arrival.folder.path + "/" + InboxNames.display(arrival.name)
         if let reason = await backend.vetPackage(name: arrival.name, in: folderFD, path: path) {
             let mailbox = arrival.folder.mailbox ?? configuration.inboxes[arrival.folder.inbox].defaultMailbox
             await quarantine(arrival, folder: folderFD, mailbox: mailbox, reason: reason)
         } else {
-            await deliverVettedPackage(arrival, in: folderFD, snapshot: snapshot)
+            await deliverVettedPackage(arrival, in: folder, snapshot: snapshot)
         }
         await backend.doneWithPackage(path: path)
     }
 
     /// Routes a package folder like a file (its type from its name, its handler by selection) and
     /// delivers it whole, or quarantines it whole when nobody claims it.
-    func deliverVettedPackage(_ arrival: ArrivalQueue.Arrival, in folderFD: Int32, snapshot: RoutingSnapshot) async {
+    func deliverVettedPackage(_ arrival: ArrivalQueue.Arrival, in folder: DirectoryHandle, snapshot: RoutingSnapshot) async {
+        let folderFD = folder.descriptor.rawValue
         let inbox = configuration.inboxes[arrival.folder.inbox]
         let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
         let display = InboxNames.display(arrival.name)
@@ -65,7 +68,7 @@ extension IntakePipeline {
                                     reason: Self.noHandlerReason(classification.contentType, parents: parents, package: true))
         }
         let request = PackageDelivery(
-            sourceFolder: folderFD, sourceName: arrival.name, sourcePath: path,
+            sourceFolder: folder, sourceName: arrival.name, sourcePath: path,
             containerRoot: snapshot.containerRoot(of: handler), mailbox: mailbox, owner: snapshot.copyOwner(of: handler),
             originalName: display, extensionChain: classification.extensionChain,
             contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,

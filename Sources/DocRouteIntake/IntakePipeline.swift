@@ -25,8 +25,15 @@ package actor IntakePipeline {
     /// Tells the dispatcher that a handler has new deliveries (set by the daemon at start).
     var onCommitted: (@Sendable (_ bundleIdentifier: String) async -> Void)?
     var queue = ArrivalQueue()
-    /// Open descriptors of watched folders, by path.
-    var folders: [String: Int32] = [:]
+    /// The inbox roots held open, and the folders below them opened when used.
+    var folders = IntakeFolders()
+    /// The folders watched in each inbox (mailboxes, folders inside them, a Maildir's folders), by
+    /// path, for `max_mailboxes`.
+    var watchedFolders: [Int: Set<String>] = [:]
+    /// Folders of each inbox not served because the inbox has `max_mailboxes` already.
+    var foldersNotServed: [Int: Set<String>] = [:]
+    /// Inboxes to be listed again once folders went away under `max_mailboxes`.
+    var relistScheduled: Set<Int> = []
     var attempts: [ArrivalQueue.Arrival: Int] = [:]
     /// Arrivals set aside to be tried again: they still wait in their inbox, and are counted so.
     var retrying: Set<ArrivalQueue.Arrival> = []
@@ -93,7 +100,6 @@ package actor IntakePipeline {
     package func stop() {
         stopped = true
         wakeContinuation.finish()
-        for (_, fd) in folders { close(fd) }
         folders.removeAll()
     }
 
@@ -145,9 +151,9 @@ package actor IntakePipeline {
             if folder.role == .maildirNew { return enqueue(.init(folder: folder, name: name)) }
             guard folder.role == .drop else { return }
             // Only entries that will never see a close-after-write are taken now.
-            guard let fd = folders[folder.path], let component = FilePath.Component(platformBytes: name) else { return }
+            guard let component = FilePath.Component(platformBytes: name), let handle = open(folder) else { return }
             // Gone, or not to be inspected now: its close-after-write, or the next scan, brings it.
-            guard let found = try? FileDescriptor(rawValue: fd).status(of: component) else { return }
+            guard let found = try? handle.descriptor.status(of: component) else { return }
             // A new hard link to an existing file is complete at once and sees no close-after-write.
             let hardLink = found.isRegularFile && found.linkCount > 1
             if hardLink || (!found.isRegularFile && !found.isDirectory) { enqueue(.init(folder: folder, name: name)) }
@@ -164,7 +170,8 @@ package actor IntakePipeline {
             for index in configuration.inboxes.indices { scanInbox(index) }
             activity.rescanned(.overflow)
         case .folderGone(let folder):
-            if let fd = folders.removeValue(forKey: folder.path) { close(fd) }
+            folders.forget(folder.path)
+            folderUnwatched(folder)
             if folder.role == .maildirRoot || (folder.role == .drop && folder.mailbox == nil) {
                 logger.warning("inbox folder went away; re-creating and watching it again", metadata: ["path": "\(folder.path)"])
                 watchInbox(folder.inbox)
@@ -182,7 +189,7 @@ package actor IntakePipeline {
             try prepareInbox(inbox)
             let folder = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
             try watcher.watch(folder)
-            guard openFolder(folder.path) != nil else { return }
+            guard open(folder) != nil else { return }
         } catch {
             logger.error("inbox cannot be watched: \(error)", metadata: ["path": "\(inbox.path)"])
             return
@@ -208,9 +215,9 @@ package actor IntakePipeline {
         let inbox = configuration.inboxes[index]
         if inbox.kind == .maildir { return scanMaildir(index) }
         let root = WatchedFolder(inbox: index, mailbox: nil, path: inbox.path)
-        guard let fd = folders[inbox.path] ?? openFolder(inbox.path) else { return }
+        guard let handle = open(root) else { return }
         var found = 0
-        forEachListed(of: fd, path: inbox.path) { entry in
+        forEachListed(of: handle.descriptor, path: inbox.path) { entry in
             let name = entry.nameBytes
             if entry.isDirectory {
                 addMailbox(inbox: index, name: name)
@@ -236,6 +243,7 @@ package actor IntakePipeline {
         }
         let path = configuration.inboxes[index].path + "/" + mailbox
         let folder = WatchedFolder(inbox: index, mailbox: mailbox, path: path)
+        guard admitWatch(folder) else { return }
         do {
             try watcher.watch(folder)
         } catch {
@@ -248,8 +256,8 @@ package actor IntakePipeline {
     /// inside it (watched and listed in turn). Called once the folder's watch is in place, so a
     /// file landing in between is seen either way.
     func queueEntries(of folder: WatchedFolder) {
-        guard let fd = folders[folder.path] ?? openFolder(folder.path) else { return }
-        forEachListed(of: fd, path: folder.path) { entry in
+        guard let handle = open(folder) else { return }
+        forEachListed(of: handle.descriptor, path: folder.path) { entry in
             let name = entry.nameBytes
             guard !InboxNames.isInProgress(name) else { return true }
             if entry.isDirectory && !isPackageFolder(name) {
@@ -266,22 +274,20 @@ package actor IntakePipeline {
     /// 100,000 files is never held in memory whole). A folder that cannot be read is logged and
     /// taken as empty for this scan: its watch stays, so the next file arriving there is seen, and
     /// the next start scans it again.
-    func forEachListed(of fd: Int32, path: String, _ body: (DirectoryEntry) -> Bool) {
+    func forEachListed(of folder: FileDescriptor, path: String, _ body: (DirectoryEntry) -> Bool) {
         do {
-            try FileDescriptor(rawValue: fd).forEachDirectoryEntry(body)
+            try folder.forEachDirectoryEntry(body)
         } catch {
             logger.error("folder cannot be listed; files already waiting there are taken at the next start: \(error)", metadata: ["path": "\(path)"])
         }
     }
 
-    func openFolder(_ path: String) -> Int32? {
-        if let fd = folders[path] { return fd }
+    /// The watched folder, open; nil (and an error in the log) when it cannot be opened.
+    func open(_ folder: WatchedFolder) -> DirectoryHandle? {
         do {
-            let fd = try FileDescriptor.openDirectory(atPath: FilePath(path)).rawValue
-            folders[path] = fd
-            return fd
+            return try folders.open(folder.path, root: configuration.inboxes[folder.inbox].path)
         } catch {
-            logger.error("folder cannot be opened: \(error)", metadata: ["path": "\(path)"])
+            logger.error("folder cannot be opened: \(error)", metadata: ["path": "\(folder.path)"])
             return nil
         }
     }
@@ -324,17 +330,19 @@ package actor IntakePipeline {
         // read once per batch.
         let openingStarted = ContinuousClock.now
         for arrival in batch where arrival.folder.role == .drop {
-            guard let folderFD = folders[arrival.folder.path] else { continue }
+            guard let folder = open(arrival.folder) else { continue }
+            let folderFD = folder.descriptor.rawValue
             let inbox = configuration.inboxes[arrival.folder.inbox]
             let mailbox = arrival.folder.mailbox ?? inbox.defaultMailbox
             let display = InboxNames.display(arrival.name)
             let path = arrival.folder.path + "/" + display
-            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize) {
+            switch IntakeFile.open(name: arrival.name, in: folderFD, maxSize: configuration.maxFileSize,
+                                   maxAllocation: configuration.maxFileAllocation) {
             case .failure(.vanished):
                 continue
             case .failure(.directory):
                 if isPackageFolder(arrival.name) {
-                    await deliverPackage(arrival, in: folderFD, snapshot: snapshot)
+                    await deliverPackage(arrival, in: folder, snapshot: snapshot)
                 } else if arrival.folder.mailbox == nil {
                     addMailbox(inbox: arrival.folder.inbox, name: arrival.name)
                 }
@@ -361,7 +369,7 @@ package actor IntakePipeline {
                     continue
                 }
                 deliveries.append(snapshot.delivery(
-                    of: file, to: handler, classification: classification, sourceFolder: folderFD, sourceName: arrival.name,
+                    of: file, to: handler, classification: classification, sourceFolder: folder, sourceName: arrival.name,
                     sourcePath: path, mailbox: mailbox, sourceApplication: inbox.sourceApplication))
                 arrivals.append(arrival)
             }
@@ -389,10 +397,16 @@ package actor IntakePipeline {
             "steps": "open=\(Int(opening / .microseconds(1)))us",
         ])
         var touched: Set<String> = []
+        var waitingForRoom: (count: Int, first: DeliveryError)?
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
             close(delivery.source.descriptor)
             switch outcome {
+            case .failed(let error) where error.code == .overLimit:
+                // The handler is owed as much as it may be: the file waits in its inbox. Said once
+                // a batch, not once a file (a backlog of thousands is tried again every minute).
+                waitingForRoom = (count: (waitingForRoom?.count ?? 0) + 1, first: waitingForRoom?.first ?? error)
+                scheduleRetry(arrivals[index])
             case .committed(let deliveryID, let finalPath, _, _):
                 attempts[arrivals[index]] = nil
                 touched.insert(delivery.bundleIdentifier)
@@ -406,6 +420,9 @@ package actor IntakePipeline {
                 ])
                 if error.isRetryable { scheduleRetry(arrivals[index]) }
             }
+        }
+        if let waitingForRoom {
+            logger.notice("\(waitingForRoom.count) files wait in their inbox, tried again later: \(waitingForRoom.first.message)")
         }
         for bundle in touched.sorted() { await onCommitted?(bundle) }
     }
@@ -440,9 +457,6 @@ package actor IntakePipeline {
         activity.settled(retrying.isEmpty ? batch : batch.filter { !retrying.contains($0) })
     }
 
-    /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
-    /// for ``quietPeriod``. It counts as waiting meanwhile.
-
     /// Delivers one document that did not come from an inbox (`open`), by the path an inbox's
     /// files take: handed to the backend, reported, counted, its handler told once it is committed.
     /// The document's descriptor is closed here.
@@ -470,6 +484,8 @@ package actor IntakePipeline {
             + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this file's path"
     }
 
+    /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
+    /// for ``quietPeriod``. It counts as waiting meanwhile.
     func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {
         let count = (attempts[arrival] ?? 0) + 1
         attempts[arrival] = count
@@ -493,8 +509,8 @@ package actor IntakePipeline {
     /// Time since the file's inode last changed (`st_ctime`: data, size, times or mode); nil
     /// when it is gone (the retry then finds it gone and settles it).
     func timeSinceLastChange(_ arrival: ArrivalQueue.Arrival) -> Duration? {
-        guard let fd = folders[arrival.folder.path], let component = FilePath.Component(platformBytes: arrival.name),
-              let info = try? FileDescriptor(rawValue: fd).stat(of: component) else { return nil }
+        guard let component = FilePath.Component(platformBytes: arrival.name), let folder = open(arrival.folder),
+              let info = try? folder.descriptor.stat(of: component) else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)

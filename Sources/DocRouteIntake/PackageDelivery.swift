@@ -1,3 +1,4 @@
+import DocRoutePlatform
 import Foundation
 
 /// A package document (a folder delivered whole) that intake hands to delivery.
@@ -7,8 +8,8 @@ import Foundation
 package struct PackageDelivery: Sendable {
     /// The delivery's id (sent to the handler; never changes).
     package var deliveryID: UUID
-    /// The inbox folder holding the package.
-    package var sourceFolder: Int32
+    /// The inbox folder holding the package (kept open until the package is out of it).
+    package var sourceFolder: DirectoryHandle
     /// The package's name in ``sourceFolder`` (raw bytes).
     package var sourceName: [UInt8]
     /// The package's path, for the ledger (recovery removes a delivered source by it) and logs.
@@ -32,7 +33,7 @@ package struct PackageDelivery: Sendable {
     /// Extra annotation entries as a JSON object, or nil.
     package var annotation: String?
 
-    package init(deliveryID: UUID = UUID(), sourceFolder: Int32, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+    package init(deliveryID: UUID = UUID(), sourceFolder: DirectoryHandle, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                  mailbox: String, owner: (uid: UInt32, gid: UInt32)? = nil, originalName: String, extensionChain: String,
                  contentType: String, bundleIdentifier: String, sourceApplication: String? = nil, annotation: String? = nil) {
         self.deliveryID = deliveryID

@@ -13,11 +13,13 @@ import Glibc
 /// gid, and its supplementary groups (those the group database gives the peer's user, from
 /// `getgrouplist`; only the peer's gid when the uid has no user), set with the raw `setgroups`
 /// system call, which changes the calling thread alone. Keeping docrouted's own groups there
-/// would let a client read what only docrouted's groups may (issue 16 item 5).
+/// would let a client read what only docrouted's groups may.
 package enum PeerFileOpener {
     /// Opens `path` as `peer` would. The caller's task waits without holding a thread of the
     /// cooperative pool: the open, and the group database lookups, run on the thread of their own.
-    package static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64) async -> Result<IntakeFile, IntakeFile.Refusal> {
+    /// `maxSize` and `maxAllocation` are those of ``IntakeFile/open(name:in:maxSize:maxAllocation:headLength:)``.
+    package static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64,
+                             maxAllocation: Int64 = .max) async -> Result<IntakeFile, IntakeFile.Refusal> {
         guard path.first == UInt8(ascii: "/") else { return .failure(.vanished) }
         let sameUser = peer.uid == geteuid()
         guard sameUser || geteuid() == 0 else {
@@ -26,7 +28,7 @@ package enum PeerFileOpener {
         }
         return await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: openAsPeer(path, as: peer, sameUser: sameUser, maxSize: maxSize))
+                continuation.resume(returning: openAsPeer(path, as: peer, sameUser: sameUser, maxSize: maxSize, maxAllocation: maxAllocation))
             }
             thread.name = "docroute-peer-open"
             thread.start()
@@ -34,7 +36,8 @@ package enum PeerFileOpener {
     }
 
     /// On the opening thread: takes the peer's identity, opens, and drops the identity again.
-    private static func openAsPeer(_ path: [UInt8], as peer: PeerCredentials, sameUser: Bool, maxSize: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
+    private static func openAsPeer(_ path: [UInt8], as peer: PeerCredentials, sameUser: Bool, maxSize: Int64,
+                                   maxAllocation: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
         let folder = Array(path[..<(path.lastIndex(of: UInt8(ascii: "/")) ?? 0)])
         let name = Array(path[(path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0)...])
         var ownGroups: [gid_t] = []
@@ -63,6 +66,6 @@ package enum PeerFileOpener {
             return .failure(errno == ENOENT ? .vanished : .unreadable(errno: errno))
         }
         defer { close(directory) }
-        return IntakeFile.open(name: name, in: directory, maxSize: maxSize)
+        return IntakeFile.open(name: name, in: directory, maxSize: maxSize, maxAllocation: maxAllocation)
     }
 }

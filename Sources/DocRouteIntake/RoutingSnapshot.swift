@@ -1,3 +1,4 @@
+import DocRoutePlatform
 import DocRouteHandlers
 import DocRouteTypes
 
@@ -81,7 +82,7 @@ package struct RoutingSnapshot: Sendable {
     /// The delivery of `file` to `handler`: everything but what the delivery adds itself.
     package func delivery(
         of file: IntakeFile, to handler: RegisteredHandler, classification: TypeClassification,
-        sourceFolder: Int32?, sourceName: [UInt8], sourcePath: String, mailbox: String, sourceApplication: String
+        sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, mailbox: String, sourceApplication: String
     ) -> DocumentDelivery {
         DocumentDelivery(
             source: file, sourceFolder: sourceFolder, sourceName: sourceName, sourcePath: sourcePath,

@@ -7,7 +7,7 @@ extension DeliveryLedger {
     static func insert(_ records: [LedgerRecord], _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO delivery (\(LedgerRecord.insertColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         var dates = LedgerRecord.DateValues()
         for record in records {
@@ -17,21 +17,24 @@ extension DeliveryLedger {
 
     /// Gives the rows their commit sequence, in the order of `deliveryIDs`, and marks them
     /// committed. Rows that are gone or already have a sequence are left out of the result.
-    static func commit(_ deliveryIDs: [UUID], _ db: Database, at date: Date) throws -> [UUID: Int64] {
+    /// `owed` gets what each committed row adds to its handler's (and requester's) pending
+    /// tally, to be counted once the transaction is durable.
+    static func commit(_ deliveryIDs: [UUID], _ db: Database, at date: Date, owed: inout [PendingTally.Change]) throws -> [UUID: Int64] {
         guard !deliveryIDs.isEmpty else { return [:] }
         var last = try Int64.fetchOne(db, sql: "SELECT last FROM ledgerSequence WHERE id = 1") ?? 0
         let update = try db.cachedStatement(sql: """
             UPDATE delivery SET state = 'committed', sequence = ?, committedAt = ?, temporaryPath = NULL
             WHERE deliveryID = ? AND sequence IS NULL
+            RETURNING \(Self.pendingColumns)
             """)
         var sequences: [UUID: Int64] = [:]
         sequences.reserveCapacity(deliveryIDs.count)
         let dateValue = date.ledgerValue
         for deliveryID in deliveryIDs {
-            try update.execute(arguments: [last + 1, dateValue, deliveryID.ledgerText])
-            if db.changesCount == 1 {
+            if let row = try Row.fetchOne(update, arguments: [last + 1, dateValue, deliveryID.ledgerText]) {
                 last += 1
                 sequences[deliveryID] = last
+                owed.append(Self.pendingChange(row, count: 1))
             }
         }
         try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
@@ -63,10 +66,14 @@ extension DeliveryLedger {
     /// Phase (e): the placed copies committed (in the given order) and the failed ones' rows
     /// removed, in one transaction. Returns each committed id's sequence.
     package func commit(_ deliveryIDs: [UUID], discarding discarded: [UUID] = [], at date: Date = Date()) throws -> [UUID: Int64] {
-        try write("commit \(deliveryIDs.count) deliveries") { db in
+        var owed: [PendingTally.Change] = []
+        let sequences = try write("commit \(deliveryIDs.count) deliveries") { db in
+            owed.removeAll()
             try Self.delete(discarded, db)
-            return try Self.commit(deliveryIDs, db, at: date)
+            return try Self.commit(deliveryIDs, db, at: date, owed: &owed)
         }
+        pendingTally.record(owed)
+        return sequences
     }
 
     /// Removes staged rows (their copies were not placed).

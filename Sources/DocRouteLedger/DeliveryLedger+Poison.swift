@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// Poison marks (issue 16 item 4): one input must never stop the daemon twice.
+/// Poison marks: one input must never stop the daemon twice (else it crashes at every restart).
 ///
 /// A mark is written, durably, before docrouted starts walking a package and removed once it is
 /// done with it, delivered or not. A mark still there at the next start means the daemon stopped

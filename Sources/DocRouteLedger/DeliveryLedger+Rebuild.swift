@@ -37,5 +37,6 @@ extension DeliveryLedger {
             }
             try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
         }
+        try loadPendingTally()
     }
 }

@@ -30,6 +30,8 @@ package final class DeliveryLedger: Sendable {
 
     /// The ledger file's device and inode when it was opened, and its write-ahead log's.
     let identity: Mutex<(ledger: FileStatus?, log: FileStatus?)>
+    /// What each handler is owed, kept beside the rows (see ``PendingTally``).
+    package let pendingTally = PendingTally()
     /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
     let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
 
@@ -68,7 +70,7 @@ package final class DeliveryLedger: Sendable {
             // writer's filled up within 10,000 deliveries and was 2 MiB of the daemon's private
             // memory; a row's random-keyed index pages miss it either way, and the kernel's page
             // cache serves them. Measured: the same files/s (medians 6,766 and 6,757 at 10,000),
-            // 2.0–2.4 MiB less at the peak (README "Session 9").
+            // 2.0–2.4 MiB less at the peak (docs/BENCHMARKS.md, "Memory at 100,000 files").
             try db.execute(sql: "PRAGMA cache_size = -256")
         }
         // A reader never waits for the writer in WAL mode; writers wait for each other briefly.
@@ -80,6 +82,7 @@ package final class DeliveryLedger: Sendable {
             if problems != ["ok"] {
                 throw Self.damaged(path, "quick_check: \(problems.prefix(3).joined(separator: "; "))")
             }
+            try loadPendingTally()
         } catch {
             var failure = Self.ledgerError("open the delivery ledger \(path.string)", error)
             if Self.isDamage(error) && failure.code != .ledgerDamaged {
@@ -185,6 +188,11 @@ package final class DeliveryLedger: Sendable {
                 CREATE INDEX delivery_committed_at ON delivery (committedAt) WHERE committedAt IS NOT NULL;
                 """)
         }
+        // Who asked (`open`) for a delivery, so what one user may leave waiting is counted
+        // across restarts (max_pending_per_uid).
+        migrator.registerMigration("requesterUID") { db in
+            try db.execute(sql: "ALTER TABLE delivery ADD COLUMN requesterUID INTEGER")
+        }
         return migrator
     }
 
@@ -287,44 +295,54 @@ package final class DeliveryLedger: Sendable {
     package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
         guard !deliveryIDs.isEmpty else { return [] }
         let newState = handled ? LedgerRecord.State.acknowledged : .declined
-        return try write("record acknowledgements") { db in
+        var taken: [PendingTally.Change] = []
+        let unknown = try write("record acknowledgements") { db in
             var unknown: [UUID] = []
             let update = try db.cachedStatement(sql: """
                 UPDATE delivery SET state = ?, acknowledgedAt = ?
                 WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
+                RETURNING \(Self.pendingColumns)
                 """)
             let check = try db.cachedStatement(sql: """
                 SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
                 """)
             let dateValue = date.ledgerValue
+            taken.removeAll()
             for deliveryID in deliveryIDs {
-                try update.execute(arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier])
-                if db.changesCount == 0,
-                   try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
+                if let row = try Row.fetchOne(update, arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier]) {
+                    taken.append(Self.pendingChange(row, count: -1))
+                } else if try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
                     unknown.append(deliveryID)
                 }
             }
             return unknown
         }
+        pendingTally.record(taken)
+        return unknown
     }
 
-    /// Records a custom-scheme URL delivery, committed at once.
+    /// Records a custom-scheme URL delivery, committed at once; `requesterUID` is the uid whose
+    /// `open` asked for it, when its pending deliveries are limited.
     package func recordURL(
         bundleIdentifier: String,
         url: String,
         sourceApplication: String? = nil,
         annotation: String? = nil,
         deliveryID: UUID = UUID(),
+        requesterUID: UInt32? = nil,
         at date: Date = Date()
     ) throws -> LedgerRecord {
         var record = LedgerRecord(
             deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, kind: .url, url: url,
             sourceApplication: sourceApplication, annotation: annotation, state: .committed,
-            createdAt: date, committedAt: date)
+            createdAt: date, committedAt: date, requesterUID: requesterUID)
+        var owed: [PendingTally.Change] = []
         record.sequence = try write("record a URL delivery") { db in
+            owed.removeAll()
             try Self.insert([record], db)
-            return try Self.commit([deliveryID], db, at: date)[deliveryID] ?? 0
+            return try Self.commit([deliveryID], db, at: date, owed: &owed)[deliveryID] ?? 0
         }
+        pendingTally.record(owed)
         return record
     }
 

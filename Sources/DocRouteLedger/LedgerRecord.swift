@@ -88,6 +88,9 @@ package struct LedgerRecord: Sendable, Hashable {
     package var acknowledgedAt: Date?
     /// When the source was removed from its inbox (or found gone); `nil` until then.
     package var sourceRemovedAt: Date?
+    /// The uid whose `open` asked for it, counted against its `max_pending_per_uid`; nil for an
+    /// inbox's file (and a request whose uid is not limited).
+    package var requesterUID: UInt32?
 
     /// Creates a record; the ledger fills in ``sequence`` and the dates it owns.
     package init(
@@ -120,7 +123,8 @@ package struct LedgerRecord: Sendable, Hashable {
         createdAt: Date = Date(),
         committedAt: Date? = nil,
         acknowledgedAt: Date? = nil,
-        sourceRemovedAt: Date? = nil
+        sourceRemovedAt: Date? = nil,
+        requesterUID: UInt32? = nil
     ) {
         self.deliveryID = deliveryID
         self.sequence = sequence
@@ -152,6 +156,7 @@ package struct LedgerRecord: Sendable, Hashable {
         self.committedAt = committedAt
         self.acknowledgedAt = acknowledgedAt
         self.sourceRemovedAt = sourceRemovedAt
+        self.requesterUID = requesterUID
     }
 
     /// The URL a handler is sent: for a file `file://` and the percent-encoded ``finalPath``
@@ -207,7 +212,9 @@ extension LedgerRecord: FetchableRecord {
             createdAt: Date.fromLedger(row["createdAt"]) ?? Date(timeIntervalSince1970: 0),
             committedAt: Date.fromLedger(row["committedAt"]),
             acknowledgedAt: Date.fromLedger(row["acknowledgedAt"]),
-            sourceRemovedAt: Date.fromLedger(row["sourceRemovedAt"])
+            sourceRemovedAt: Date.fromLedger(row["sourceRemovedAt"]),
+            // Absent from a ledger salvaged from before the column: nil.
+            requesterUID: (row["requesterUID"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
         )
     }
 
@@ -235,7 +242,7 @@ extension LedgerRecord: FetchableRecord {
             sourcePath.map(Self.bytes(of:)), sourceDevice.map { Int64(bitPattern: $0) },
             sourceInode.map { Int64(bitPattern: $0) }, sourceSize, sourceMtimeNs, messageID, partPath,
             dates.value(createdAt), committedAt.map { dates.value($0) }, acknowledgedAt.map { dates.value($0) },
-            sourceRemovedAt.map { dates.value($0) },
+            sourceRemovedAt.map { dates.value($0) }, requesterUID.map { Int64($0) },
         ]
     }
 
@@ -255,6 +262,6 @@ extension LedgerRecord: FetchableRecord {
         deliveryID, bundleIdentifier, kind, url, mailbox, originalName, extensionChain, containerPath, \
         finalPath, finalDevice, finalInode, temporaryPath, contentType, size, sha256, \
         sourceApplication, annotation, state, sourcePath, sourceDevice, sourceInode, sourceSize, \
-        sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt
+        sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt, requesterUID
         """
 }

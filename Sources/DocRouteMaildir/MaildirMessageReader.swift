@@ -15,8 +15,11 @@ import Glibc
 /// leftover and is removed: the ledger, not the scratch folder, knows what was delivered.
 package final class MaildirMessageReader: Sendable {
     package let scratchPath: String
-    /// The scratch folder, open for the reader's whole life (a plain number: crosses threads).
-    package let scratchNumber: Int32
+    /// The scratch folder, open for the reader's whole life and for as long as deliveries of
+    /// attachments in it are under way.
+    package let scratchFolder: DirectoryHandle
+    /// ``scratchFolder``'s descriptor number.
+    package var scratchNumber: Int32 { scratchFolder.descriptor.rawValue }
     let maximumAttachmentSize: Int64
     let pool: NIOThreadPool
     let logger: Logger
@@ -32,7 +35,7 @@ package final class MaildirMessageReader: Sendable {
             try FileDescriptor.openDirectory(atPath: FilePath(path))
         }
         scratchPath = path
-        scratchNumber = fd.rawValue
+        scratchFolder = DirectoryHandle(adopting: fd)
         self.maximumAttachmentSize = maximumAttachmentSize
         self.logger = logger
         pool = NIOThreadPool(numberOfThreads: 1)
@@ -41,7 +44,6 @@ package final class MaildirMessageReader: Sendable {
     }
 
     deinit {
-        close(scratchNumber)
         pool.shutdownGracefully { _ in }
     }
 

@@ -70,6 +70,10 @@ extension DaemonActivity {
                 "waiting": .integer(Int64(state.waiting[index] ?? 0)), "quarantined": .integer(Int64(state.quarantined[index] ?? 0)),
             ]
             if let unreadable = state.unreadableMessages[index] { fields["unreadableMessages"] = .integer(Int64(unreadable)) }
+            let folders = state.foldersWatched[index] ?? (0, 0)
+            fields["watchedFolders"] = .integer(Int64(folders.count))
+            fields["maxMailboxes"] = .integer(Int64(maxMailboxes))
+            if folders.notServed > 0 { fields["foldersNotServed"] = .integer(Int64(folders.notServed)) }
             return fields
         }
     }

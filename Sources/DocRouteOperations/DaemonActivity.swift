@@ -31,6 +31,8 @@ package final class DaemonActivity: Sendable {
         var quarantined: [Int: Int] = [:]
         /// Maildir messages left in `new/` because they cannot be read (malformed, cut short).
         var unreadableMessages: [Int: Int] = [:]
+        /// Per inbox: folders watched, and folders not served because of `max_mailboxes`.
+        var foldersWatched: [Int: (count: Int, notServed: Int)] = [:]
         /// When intake first saw each waiting file: the start of its delivery latency.
         var firstSeen: [ArrivalQueue.Arrival: ContinuousClock.Instant] = [:]
         /// The last failure per handler (as its manifest spells it).
@@ -49,15 +51,25 @@ package final class DaemonActivity: Sendable {
         var unacknowledged: [String: Int] = [:]
     }
 
+    /// `max_mailboxes`, shown beside each inbox's watched folders.
+    let maxMailboxes: Int
+
     /// - Parameters:
     ///   - configuration: `metrics_textfile` decides whether a file is written.
     ///   - threadPool: where the file is written (the daemon's pool); nil gives the writer a thread of its own.
-    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil) {
+    ///   - ledgerBytes: measures the ledger's size on disk; asked each time the metrics are
+    ///     written (on the writer's thread, never on an event's).
+    package init(configuration: DaemonConfiguration, logger: Logger, metrics: DeliveryMetrics = DeliveryMetrics(), threadPool: NIOThreadPool? = nil,
+                 ledgerBytes: (@Sendable () -> Int64)? = nil) {
         self.metrics = metrics
         self.inboxCount = configuration.inboxes.count
+        self.maxMailboxes = configuration.maxMailboxes
         self.state = Mutex(State())
         self.textfile = configuration.metricsTextfile.map { path in
-            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in metrics.render() }
+            MetricsTextfileWriter(path: FilePath(path), pool: threadPool, logger: logger) { [metrics] in
+                if let ledgerBytes { metrics.ledgerBytes(ledgerBytes()) }
+                return metrics.render()
+            }
         }
     }
 
@@ -196,6 +208,10 @@ package final class DaemonActivity: Sendable {
     }
 
     /// A Maildir message of inbox `inbox` was left in `new/`, unreadable (reported once).
+    package func foldersWatched(inbox: Int, count: Int, notServed: Int) {
+        state.withLock { $0.foldersWatched[inbox] = (count, notServed) }
+    }
+
     package func unreadableMessage(inbox: Int) {
         state.withLock { $0.unreadableMessages[inbox, default: 0] += 1 }
     }
@@ -245,6 +261,12 @@ package final class DaemonActivity: Sendable {
         }
         metrics.acknowledgement(handler: handler, handled: handled, latency: latency)
         metrics.unacknowledged(handler: handler, count)
+        textfile?.changed()
+    }
+
+    /// An `open` was refused with `over-limit` (a uid's budget, or what may be owed).
+    package func refusedOverLimit() {
+        metrics.refusedOverLimit()
         textfile?.changed()
     }
 

@@ -45,6 +45,10 @@ package final class DeliveryMetrics: Sendable {
         package static let deliveryLatency = "docroute_delivery_latency_seconds"
         /// Histogram by `handler`: event sent until acknowledged.
         package static let acknowledgementLatency = "docroute_ack_latency_seconds"
+        /// Gauge: bytes the ledger takes on disk (its file and write-ahead log).
+        package static let ledgerBytes = "docroute_ledger_bytes"
+        /// Counter: `open` requests refused with `over-limit`.
+        package static let overLimit = "docroute_open_over_limit_total"
     }
 
     /// The registry the instruments report to; ``render()`` emits it.
@@ -73,6 +77,7 @@ package final class DeliveryMetrics: Sendable {
         // Always present, so a scraper sees zeros rather than nothing before the first file.
         gauge(Name.intakeWaiting, []).record(0)
         gauge(Name.sourcesToReclaim, []).record(0)
+        _ = counter(Name.overLimit, [])
         for reason in RescanReason.allCases { _ = counter(Name.rescans, [("reason", reason.rawValue)]) }
     }
 
@@ -99,6 +104,8 @@ package final class DeliveryMetrics: Sendable {
         Name.unacknowledged: "Events sent to a handler and not yet acknowledged, by handler.",
         Name.deliveryLatency: "Seconds from first seen in an inbox until durable in the sandbox and the ledger.",
         Name.acknowledgementLatency: "Seconds from an event sent until the handler acknowledged it, by handler.",
+        Name.ledgerBytes: "Bytes the delivery ledger takes on disk (its file, write-ahead log and index).",
+        Name.overLimit: "Open requests refused with over-limit: a user's budget per minute, or what a handler or a user may leave unacknowledged.",
     ]
 
     /// Puts a `# HELP name text` line before each family's `# TYPE` line (swift-prometheus writes
@@ -158,6 +165,16 @@ package final class DeliveryMetrics: Sendable {
         gauge(Name.sourcesToReclaim, []).record(Int64(count))
     }
 
+    /// Bytes the ledger takes on disk.
+    package func ledgerBytes(_ bytes: Int64) {
+        gauge(Name.ledgerBytes, []).record(bytes)
+    }
+
+    /// An `open` request was refused with `over-limit`.
+    package func refusedOverLimit() {
+        counter(Name.overLimit, []).increment()
+    }
+
     /// Events sent to a handler and not yet acknowledged.
     package func unacknowledged(handler: String, _ count: Int) {
         gauge(Name.unacknowledged, [("handler", handler)]).record(Int64(count))
@@ -168,7 +185,7 @@ package final class DeliveryMetrics: Sendable {
     package static func quarantineReason(for reason: String) -> String {
         if reason.contains("no handler claims") { return "no_handler" }
         if reason.contains("hard link") { return "hard_link" }
-        if reason.contains("max_file_size") { return "too_large" }
+        if reason.contains("max_file_size") || reason.contains("max_file_allocation") { return "too_large" }
         if reason.contains("symbolic link") { return "symbolic_link" }
         if reason.contains("not a regular file") { return "not_regular_file" }
         return "other"

@@ -26,6 +26,7 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
         case ledger
         case ledgerDamaged = "ledger-damaged"
         case io
+        case overLimit = "over-limit"
     }
 
     private let known: Known
@@ -63,12 +64,15 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
     package static let ledgerDamaged = Self(.ledgerDamaged)
     /// Any other input/output failure.
     package static let io = Self(.io)
+    /// The handler (or the user who asked) has as many deliveries waiting unacknowledged as
+    /// docrouted keeps (`max_pending_*`): nothing was copied.
+    package static let overLimit = Self(.overLimit)
 
     /// Whether trying again later can succeed: a full disk, a permission or read-only problem an
     /// administrator can fix, a busy ledger. A source changed while it was copied is tried again once it is quiet. A vanished source or a bad name cannot.
     package var isRetryable: Bool {
         switch known {
-        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink, .changed, .moved: true
+        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink, .changed, .moved, .overLimit: true
         case .vanished, .notRegularFile, .ledgerDamaged, .tooLarge, .invalidName, .nameExhausted: false
         }
     }
@@ -114,6 +118,8 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
             "To recover: stop the service (systemctl stop docroute); run `docrouted --recover-ledger` with the same --config (it keeps the damaged files beside it as ledger.sqlite.damaged-<time>, and rebuilds the ledger from the sandboxes: their paths, sizes and SHA-256 digests; a document the old ledger cannot say was acknowledged is announced to its handler again); then start the service (systemctl start docroute)."
         case .io:
             "Check the disk and the kernel log (journalctl -k)."
+        case .overLimit:
+            "Nothing was copied: an inbox's file stays in its inbox and is tried again at least once a minute, an `open` can be sent again later. Room is made as the handler acknowledges what it is owed (`docroutectl status` shows each handler's pending count); raise the max_pending_* limits in docroute.toml if it is meant to fall that far behind."
         }
     }
 }

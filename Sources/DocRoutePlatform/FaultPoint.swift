@@ -23,7 +23,7 @@ package enum FaultPoint {
         case open = 1
         /// `pread`.
         case read = 2
-        /// `write`.
+        /// `write`, `pwrite`.
         case write = 3
         /// `copy_file_range`.
         case copy = 4

@@ -83,6 +83,14 @@ extension FileDescriptor {
         try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_GETFL) }
     }
 
+    /// Sets `O_NONBLOCK` on the open file (a listening socket that is accepted from only once it
+    /// is ready, so that a connection gone meanwhile never blocks the accepting task).
+    package func setNonBlocking() throws(Errno) {
+        let flags = try statusFlags()
+        guard flags & O_NONBLOCK == 0 else { return }
+        _ = try Errno.retryingOnInterrupt { Glibc.fcntl(self.rawValue, F_SETFL, flags | O_NONBLOCK) }
+    }
+
     // MARK: Names
 
     /// `mkdirat(2)`; `false` when the name already exists (whatever it is).
@@ -158,6 +166,39 @@ extension FileDescriptor {
         var written = 0
         while written < buffer.count {
             written += try Errno.retryingOnInterrupt { FaultPoint.call(.write) { Glibc.write(self.rawValue, base + written, buffer.count - written) } }
+        }
+    }
+
+    /// `pwrite(2)` until every byte of `buffer` is written at `offset` (the file position is left
+    /// alone).
+    package func writeAll(from buffer: UnsafeRawBufferPointer, atOffset offset: Int64) throws(Errno) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            written += try Errno.retryingOnInterrupt {
+                FaultPoint.call(.write) { Glibc.pwrite(self.rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written)) }
+            }
+        }
+    }
+
+    /// `lseek(SEEK_DATA)`: where the next range holding data starts, at or after `offset`; nil when
+    /// only a hole is left before the end. A file system that does not track holes reports the
+    /// whole file as data.
+    package func nextData(from offset: Int64) throws(Errno) -> Int64? {
+        switch Errno.result(retryingOnInterrupt: { docroute_seek_data(self.rawValue, offset) }) {
+        case .success(let start): return start
+        case .failure(.noSuchAddressOrDevice): return nil
+        case .failure(let errno): throw errno
+        }
+    }
+
+    /// `lseek(SEEK_HOLE)`: where the next hole starts, at or after `offset` (the end of the file is
+    /// one); nil at or past the end.
+    package func nextHole(from offset: Int64) throws(Errno) -> Int64? {
+        switch Errno.result(retryingOnInterrupt: { docroute_seek_hole(self.rawValue, offset) }) {
+        case .success(let start): return start
+        case .failure(.noSuchAddressOrDevice): return nil
+        case .failure(let errno): throw errno
         }
     }
 

@@ -25,6 +25,9 @@ package struct FileStatus: Sendable, Hashable {
     package var size: Int64
     /// `st_mtim` in nanoseconds since 1970.
     package var modificationTimeNanoseconds: Int64
+    /// Bytes of disk the file takes (`st_blocks` × 512); nil when the status was made by other
+    /// means than `stat`. Less than ``size`` for a file with holes (a sparse file).
+    package var allocatedBytes: Int64?
 
     /// Creates a status from its parts (tests and callers that stat by other means).
     package init(
@@ -35,7 +38,8 @@ package struct FileStatus: Sendable, Hashable {
         userID: UInt32 = 0,
         groupID: UInt32 = 0,
         size: Int64,
-        modificationTimeNanoseconds: Int64
+        modificationTimeNanoseconds: Int64,
+        allocatedBytes: Int64? = nil
     ) {
         self.device = device
         self.inode = inode
@@ -45,6 +49,7 @@ package struct FileStatus: Sendable, Hashable {
         self.groupID = groupID
         self.size = size
         self.modificationTimeNanoseconds = modificationTimeNanoseconds
+        self.allocatedBytes = allocatedBytes
     }
 
     /// The parts of swift-system's `Stat` that the daemon uses.
@@ -58,7 +63,9 @@ package struct FileStatus: Sendable, Hashable {
             userID: UInt32(status.userID.rawValue),
             groupID: UInt32(status.groupID.rawValue),
             size: status.size,
-            modificationTimeNanoseconds: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
+            modificationTimeNanoseconds: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec),
+            // st_blocks counts 512-byte units whatever the file system's block size (stat(2)).
+            allocatedBytes: Int64(status.blocksAllocated) * 512
         )
     }
 

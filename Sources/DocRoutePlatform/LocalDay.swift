@@ -10,8 +10,8 @@ import Musl
 /// C library: the days `date`, `journalctl --since today` and `status`'s `deliveredToday` agree on.
 ///
 /// Why not `Calendar.current`: on Linux it loads ICU's calendar, locale and time-zone data, which
-/// leaves 5.5 MiB of pages resident in the static daemon (measured with a static probe, README
-/// "Session 9") for one question asked once a day.
+/// leaves 5.5 MiB of pages resident in the static daemon (measured with a static probe, see
+/// docs/BENCHMARKS.md, "Memory at 100,000 files") for one question asked once a day.
 package enum LocalDay {
     /// The first moment of the local day `date` falls in: midnight, or the first minute after it
     /// where a clock change skips midnight.

@@ -4,7 +4,7 @@ import SystemPackage
 import Glibc
 #endif
 
-/// One docrouted per state directory (issue 17 item 1): an exclusive `flock` on
+/// One docrouted per state directory (a second would deliver every file again): an exclusive `flock` on
 /// `<state_directory>/docrouted.lock`, taken before anything else is touched and held for the
 /// daemon's life (the kernel lets go when the process ends, however it ends). The file holds the
 /// holder's pid, for the message a second daemon prints.

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// `getpwnam`, `getpwuid` and `getgrnam` return pointers into one static buffer per process, so
 /// two concurrent requests (the daemon answers many connections at once) overwrite each other's
-/// answer mid-read: issue 16 item 1 crashed in `strlen` that way. Everything here uses the
+/// answer mid-read (a flood of `status` requests crashed in `strlen` that way). Everything here uses the
 /// reentrant `_r` forms with a buffer of its own, grown on `ERANGE`, and copies the answer out.
 package enum UserDatabase {
     /// A user's passwd entry, as far as docrouted needs it.

@@ -3,7 +3,7 @@ import Logging
 
 /// The administrators' group (`admin_group`), looked up once per load and reload of the
 /// configuration, so that answering `status` needs nothing but the peer's credentials: no user
-/// database call on the request path (issue 16 item 1).
+/// database call on the request path, where a flood of `status` requests would mean a lookup each.
 package struct AdministratorGroup: Sendable, Hashable {
     /// The configured name, for messages; nil when none is configured.
     var name: String?

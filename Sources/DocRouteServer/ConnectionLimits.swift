@@ -4,7 +4,7 @@ import DocRouteProtocol
 import Synchronization
 
 /// What clients together, and each local user, may hold of the daemon's connections and memory
-/// (issue 16 items 6 and 10), and the accounting that enforces it.
+/// (no local user may exhaust them and keep a handler out), and the accounting that enforces it.
 ///
 /// - at most `maxConnections` connections; the last `reservedForHandlers` of them only for root
 ///   and for the users that handlers run as, so a flood by anyone else leaves room to subscribe;
@@ -34,6 +34,20 @@ package struct ConnectionLimits: Sendable, Hashable {
                   reservedForHandlers: configuration.reservedHandlerConnections,
                   idleTimeout: .seconds(configuration.idleTimeoutSeconds),
                   maxUnfinishedLineBytes: configuration.maxUnfinishedLineBytes)
+    }
+
+    /// The limits of the descriptor socket: at most 64 connections (each may hold a passed
+    /// descriptor besides its own), at most an eighth of them per uid (so one user holds no more
+    /// than a few, and `max_connections_per_uid` when that is lower), an eighth kept for root and
+    /// handlers' users, and closed after 30 s without a complete line (PROTOCOL.md), or after
+    /// `idle_timeout` when that is shorter.
+    package static func descriptorSocket(_ configuration: DaemonConfiguration) -> ConnectionLimits {
+        let connections = min(configuration.maxConnections, DaemonConfiguration.descriptorSocketConnections)
+        return ConnectionLimits(maxConnections: connections,
+                                maxPerUID: max(1, min(configuration.maxConnectionsPerUID, connections / 8)),
+                                reservedForHandlers: connections / 8,
+                                idleTimeout: .seconds(min(30, configuration.idleTimeoutSeconds)),
+                                maxUnfinishedLineBytes: configuration.maxUnfinishedLineBytes)
     }
 
     /// Open connections, counted per uid, and the bytes of unfinished lines held.

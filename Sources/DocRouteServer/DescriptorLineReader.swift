@@ -1,61 +1,89 @@
+import DocRoutePlatform
 import DocRouteProtocol
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
-/// Frames the descriptor socket's byte stream into lines and gives each line the descriptors
-/// that arrived with its bytes.
+/// Frames the descriptor socket's byte stream into lines, and gives a line the one descriptor
+/// that came with its first byte.
 ///
-/// The kernel never merges a message that carries descriptors into data read before it, so a
-/// `recvmsg` returns a passed descriptor with the byte it was sent with: PROTOCOL.md has the client
-/// send it with the first byte of its line. A descriptor belongs to the line holding that byte.
+/// PROTOCOL.md has a client send a descriptor with the first byte of its line, in one `sendmsg`.
+/// The kernel never merges bytes that carry descriptors into bytes read before them, so such a
+/// descriptor arrives at the start of a `recvmsg`, and that start must be the start of a line.
+/// Anything else (a descriptor in the middle of a line, more than one with a line) is refused and
+/// ends the connection: so the daemon holds at most one passed descriptor per connection, whatever
+/// a client sends, and a client cannot fill its descriptor table with half-sent lines.
 package struct DescriptorLineReader {
-    struct Line {
-        var frame: LineFramer.Frame
-        var descriptors: [Int32]
-        /// More descriptors came than fit, or the control message was cut short.
-        var truncated: Bool
+    /// A complete line and the descriptor passed with it (the caller owns and closes it).
+    package struct Line {
+        package var bytes: [UInt8]
+        package var descriptor: FileDescriptor?
+    }
+
+    /// Why the connection must end.
+    package enum Violation: Error, Equatable {
+        /// A descriptor came with a byte that does not start a line.
+        case descriptorInsideLine
+        /// More than one descriptor came with one `sendmsg`.
+        case moreThanOneDescriptor
+        /// A line longer than the protocol allows.
+        case lineTooLong
+
+        /// The `bad-request` message the client is sent before the connection closes.
+        package var message: String {
+            switch self {
+            case .descriptorInsideLine:
+                "a descriptor must be passed with the first byte of its line (one sendmsg per line); the connection is closed"
+            case .moreThanOneDescriptor:
+                "at most one descriptor may be passed with a line; the connection is closed"
+            case .lineTooLong:
+                "line longer than \(WireProtocol.maximumLineLength) bytes; the connection is closed"
+            }
+        }
     }
 
     var framer = LineFramer()
-    /// Stream offset of the next byte to arrive, and of the first byte of the line being framed.
-    var offset = 0
-    var lineStart = 0
-    /// Descriptors not yet given to a line, with the stream offset they arrived at.
-    var waiting: [(offset: Int, descriptors: [Int32], truncated: Bool)] = []
+    /// The descriptor of the line being framed, until the line is complete.
+    var pending: FileDescriptor?
 
-    /// Adds one `recvmsg`'s bytes and descriptors; returns the lines completed.
-    mutating func feed(_ bytes: ArraySlice<UInt8>, descriptors: [Int32], truncated: Bool) -> [Line] {
-        if !descriptors.isEmpty || truncated {
-            waiting.append((offset, descriptors, truncated))
+    package init() {}
+
+    /// Bytes held for the line not yet complete.
+    package var unfinishedByteCount: Int { framer.bufferedByteCount }
+
+    /// Adds one `recvmsg`'s bytes and descriptor; returns the lines completed, in order. On a
+    /// violation every descriptor held (the new one included) is closed.
+    package mutating func feed(_ bytes: ArraySlice<UInt8>, descriptor: FileDescriptor?, extraDescriptors: Bool) throws(Violation) -> [Line] {
+        if extraDescriptors {
+            descriptor?.closeIgnoringErrors()
+            closeAll()
+            throw .moreThanOneDescriptor
         }
-        offset += bytes.count
+        if let descriptor {
+            guard framer.bufferedByteCount == 0, pending == nil, !bytes.isEmpty else {
+                descriptor.closeIgnoringErrors()
+                closeAll()
+                throw .descriptorInsideLine
+            }
+            pending = descriptor
+        }
         var lines: [Line] = []
         for frame in framer.feed(bytes) {
-            let end: Int
             switch frame {
-            case .line(let content): end = lineStart + content.count + 1
-            // The connection ends after these; the offsets no longer matter.
-            case .lineTooLong, .incompleteLine: end = offset
+            case .line(let content):
+                lines.append(Line(bytes: content, descriptor: pending.take()))
+            case .lineTooLong:
+                for line in lines { line.descriptor?.closeIgnoringErrors() }
+                closeAll()
+                throw .lineTooLong
+            case .incompleteLine:
+                // Only finish() reports it.
+                break
             }
-            var attached: [Int32] = []
-            var cut = false
-            while let first = waiting.first, first.offset < end {
-                attached += first.descriptors
-                cut = cut || first.truncated
-                waiting.removeFirst()
-            }
-            lines.append(Line(frame: frame, descriptors: attached, truncated: cut))
-            lineStart = end
         }
         return lines
     }
 
-    /// Closes descriptors that no line took (the connection ended).
-    mutating func closeAll() {
-        for entry in waiting {
-            for descriptor in entry.descriptors { close(descriptor) }
-        }
-        waiting = []
+    /// Closes the descriptor of the unfinished line, if any (the connection ended).
+    package mutating func closeAll() {
+        pending.take()?.closeIgnoringErrors()
     }
 }

@@ -1,49 +1,60 @@
-import CDocRouteShim
 import DocRoutePlatform
 import DocRouteProtocol
-import Foundation
 import Logging
 import Synchronization
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The second listening socket, where clients pass open files with `SCM_RIGHTS` (`open-descriptor`).
 ///
-/// Why a second socket: NIO's stream channels read with `read(2)`, and the kernel closes any
+/// Why a second socket: NIO's stream channels read with `read(2)`, and the kernel drops any
 /// descriptor that arrives on a Unix stream socket read that way; NIO offers no `recvmsg` with
-/// control messages for stream channels. So connections here are read by a thread of their own
-/// with `recvmsg`, which receives the descriptor together with the first byte of its line. The
+/// control messages for stream channels. So this socket is served by tasks that read with
+/// `recvmsg` themselves, woken by ``SocketReadiness`` (one thread for all connections). The
 /// protocol is the same as on the main socket (hello, open, candidates, status); only `subscribe`
 /// and `ack` are refused, because a handler's event stream belongs on the main socket.
 ///
-/// A connection idle for ``idleTimeoutSeconds`` is closed, and at most `maxConnections` are
-/// served at once, so clients cannot hold threads.
-package final class DescriptorSocketServer: Sendable {
-    let responder: any RequestResponder
-    let maxConnections: Int
-    let logger: Logger
-    let state = Mutex(State())
-    struct State {
-        var listener: Int32 = -1
-        var open = 0
-        // Distinct from the main socket's connection ids (which count up from 1).
-        var nextID: UInt64 = 1 << 48
-        var stopped = false
-        var path: String?
-        /// Bound here (true) or passed by systemd (false, and shared with systemd's socket unit).
-        var owned = false
+/// What a client can hold here is bounded, so no local user can exhaust the daemon's descriptors:
+/// - the connections of ``ConnectionLimits`` (in all, per uid, and the room kept for root and
+///   handlers' users), refused past that with `too-many-connections`;
+/// - one passed descriptor per connection: a descriptor is taken only with the first byte of a
+///   line, one per line, and anything else closes the connection (``DescriptorLineReader``);
+/// - a connection with no complete line for the idle timeout is closed, however many bytes of an
+///   unfinished line trickle in meanwhile.
+///
+/// States: `initial` → ``start(_:)`` → `running` → ``stop()`` → `finished`.
+package actor DescriptorSocketServer {
+    enum State {
+        case initial
+        /// Accepting on `listener`, served by `serving`; `boundFile` is the socket file this
+        /// server made (nil when systemd passed the socket).
+        case running(listener: FileDescriptor, serving: Task<Void, Never>, boundFile: UnixSocketFile?)
+        case finished
     }
 
-    /// A connection with no request for this long is closed.
-    static let idleTimeoutSeconds = 30
     /// A reply the client does not read within this long ends the connection.
-    static let sendTimeoutSeconds = 10
+    static let sendTimeout: Duration = .seconds(10)
 
-    package init(responder: any RequestResponder, maxConnections: Int, logger: Logger) {
+    nonisolated let responder: any RequestResponder
+    nonisolated let limits: ConnectionLimits
+    nonisolated let ledger: ConnectionLimits.Ledger
+    nonisolated let isHandlerUser: @Sendable (UInt32) -> Bool
+    nonisolated let readiness: SocketReadiness
+    nonisolated let refusals: RefusalLog
+    nonisolated let logger: Logger
+    /// Distinct from the main socket's connection ids (which count up from 1).
+    nonisolated let nextID = Mutex<UInt64>(1 << 48)
+    nonisolated let boundPath = Mutex<String?>(nil)
+    var state = State.initial
+
+    /// Starts the poller's thread; the socket is bound by ``start(_:)``.
+    package init(responder: any RequestResponder, limits: ConnectionLimits,
+                 isHandlerUser: @escaping @Sendable (UInt32) -> Bool = { _ in false }, logger: Logger) throws(Errno) {
         self.responder = responder
-        self.maxConnections = maxConnections
+        self.limits = limits
+        self.ledger = ConnectionLimits.Ledger(limits: limits)
+        self.isHandlerUser = isHandlerUser
+        self.readiness = try SocketReadiness(logger: logger)
+        self.refusals = RefusalLog(logger: logger, what: "descriptor socket")
         self.logger = logger
     }
 
@@ -52,224 +63,101 @@ package final class DescriptorSocketServer: Sendable {
         socket.hasSuffix(".sock") ? String(socket.dropLast(5)) + ".fd.sock" : socket + ".fd"
     }
 
-    /// Binds (or adopts) the socket and starts the accepting thread.
-    package func start(_ endpoint: SocketServer.Endpoint) throws {
-        let listener: Int32
-        let path: String?
-        switch endpoint {
-        case .descriptor(let descriptor):
-            listener = descriptor
-            path = SocketServer.boundPath(of: descriptor)
-        case .path(let bound):
-            listener = try Self.bind(bound)
-            path = bound
-        }
-        let owned: Bool
-        if case .path = endpoint { owned = true } else { owned = false }
-        state.withLock {
-            $0.listener = listener
-            $0.path = path
-            $0.owned = owned
-        }
-        let thread = Thread { [self] in acceptLoop(listener) }
-        thread.name = "docroute-fd-accept"
-        thread.start()
-    }
-
     /// Where the socket listens, when it is a path.
-    package var path: String? { state.withLock { $0.path } }
+    package nonisolated var path: String? { boundPath.withLock { $0 } }
 
-    /// Stops accepting; open connections finish their current request.
-    package func stop() {
-        let (listener, path, owned) = state.withLock { state -> (Int32, String?, Bool) in
-            state.stopped = true
-            return (state.listener, state.path, state.owned)
+    /// Binds (or adopts) the socket and starts accepting. A server starts once.
+    package func start(_ endpoint: SocketServer.Endpoint) throws {
+        guard case .initial = state else {
+            throw LifecycleError(message: "the descriptor socket server was started already; a server starts once: make a new one")
         }
-        guard listener >= 0 else { return }
-        if owned {
-            // Wakes the blocked accept(2) (EINVAL); the accepting thread closes the descriptor.
-            Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        } else if let path {
-            // systemd's socket: shutdown(2) would end it for systemd too (its socket unit fails and
-            // nothing listens any more). A connection of our own wakes accept(2) instead.
-            Self.connectOnce(to: path)
+        let listener: FileDescriptor
+        var boundFile: UnixSocketFile?
+        switch endpoint {
+        case .descriptor(let passed):
+            listener = FileDescriptor(rawValue: passed)
+            boundPath.withLock { $0 = listener.boundUnixPath() }
+        case .path(let path):
+            (listener, boundFile) = try Self.bind(path)
+            boundPath.withLock { $0 = path }
         }
+        // Accepting waits for readiness, never in accept(2): a connection that goes away between
+        // the two must not block the accepting task. systemd's socket (Accept=no) is only ever
+        // accepted here, so its shared O_NONBLOCK flag changes nothing for systemd.
+        try DeliveryError.performing("set O_NONBLOCK on", path ?? "the descriptor socket") { try listener.setNonBlocking() }
+        let serving = Task { await self.serve(listener) }
+        state = .running(listener: listener, serving: serving, boundFile: boundFile)
     }
 
-    /// Connects to `path` and closes at once (to wake an accept(2) blocked on it).
-    static func connectOnce(to path: String) {
-        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { return }
-        defer { Glibc.close(socket) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+    /// Stops accepting and ends every connection (a request being answered is answered first),
+    /// then removes the socket file if this server made it and it is still the one it made.
+    package func stop() async {
+        guard case .running(let listener, let serving, let boundFile) = state else {
+            state = .finished
+            return
         }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        state = .finished
+        serving.cancel()
+        await serving.value
+        readiness.stop()
+        readiness.forget(listener)
+        listener.closeIgnoringErrors()
+        if let boundFile { boundFile.removeIfStillOurs() }
     }
 
-    static func bind(_ path: String) throws -> Int32 {
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw DeliveryError(errno: Errno(rawValue: errno), operation: "socket", path: path) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(listener)
-            throw DeliveryError(errno: Errno(rawValue: ENAMETOOLONG), operation: "bind", path: path)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        // A socket file left by an earlier run is replaced, as the main socket's is.
-        var info = stat()
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK { unlink(path) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    /// Binds a new socket at `path`, replacing a socket file an earlier run left (as the main
+    /// socket's is); anyone may connect (authorization is by peer credentials).
+    static func bind(_ path: String) throws -> (FileDescriptor, UnixSocketFile?) {
+        try SocketServer.removeStaleSocket(at: path)
+        let listener = try DeliveryError.performing("socket", path) { try FileDescriptor.unixStreamSocket(nonBlocking: true) }
+        do {
+            try DeliveryError.performing("bind", path) {
+                try listener.bind(unixPath: path)
+                try listener.listen(backlog: 64)
             }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else {
-            let code = errno
-            Glibc.close(listener)
-            throw DeliveryError(errno: Errno(rawValue: code), operation: "bind", path: path)
-        }
-        // Authorization is by peer credentials and by what the passed descriptor allows.
-        chmod(path, 0o666)
-        return listener
-    }
-
-    func acceptLoop(_ listener: Int32) {
-        while true {
-            let connection = docroute_accept_cloexec(listener)
-            if connection >= 0, state.withLock({ $0.stopped }) {
-                // The wake-up connection of stop() (or one that came as it stopped).
-                Glibc.close(connection)
-                break
-            }
-            if connection < 0 {
-                let code = errno
-                if state.withLock({ $0.stopped }) { break }
-                if code == EINTR || code == ECONNABORTED { continue }
-                logger.warning("descriptor socket: accept failed: \(String(cString: strerror(code)))")
-                // EMFILE and the like: let descriptors free up rather than spin.
-                usleep(100_000)
-                continue
-            }
-            let admitted: UInt64? = state.withLock { state in
-                guard state.open < maxConnections else { return nil }
-                state.open += 1
-                defer { state.nextID += 1 }
-                return state.nextID
-            }
-            guard let id = admitted else {
-                let line = DaemonMessage.error(id: nil, code: .internal, message: "too many connections (\(maxConnections)); try again later").encodedLine()
-                DescriptorSocketWriter(descriptor: connection).write(line)
-                Glibc.close(connection)
-                continue
-            }
-            let thread = Thread { [self] in
-                serve(connection, id: id)
-                state.withLock { $0.open -= 1 }
-            }
-            thread.name = "docroute-fd-conn"
-            thread.start()
-        }
-        Glibc.close(listener)
-    }
-
-    func serve(_ socket: Int32, id: UInt64) {
-        defer { Glibc.close(socket) }
-        var credentials = docroute_peer_credentials()
-        let peer = docroute_peer_credentials_get(socket, &credentials) == 0
-            ? PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
-            : SocketServer.unknownPeer
-        Self.setTimeout(socket, option: SO_RCVTIMEO, seconds: Self.idleTimeoutSeconds)
-        Self.setTimeout(socket, option: SO_SNDTIMEO, seconds: Self.sendTimeoutSeconds)
-        let connection = ClientConnection(id: id, credentials: peer, writer: DescriptorSocketWriter(descriptor: socket))
-        var reader = DescriptorLineReader()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var descriptors = [Int32](repeating: -1, count: 8)
-        reading: while true {
-            var received: Int32 = 0
-            var truncated: Int32 = 0
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                descriptors.withUnsafeMutableBufferPointer { fds in
-                    docroute_receive_with_descriptors(socket, bytes.baseAddress, bytes.count, fds.baseAddress, Int32(fds.count), &received, &truncated)
-                }
-            }
-            if count < 0 {
-                // EAGAIN: idle past SO_RCVTIMEO. Anything else: the peer is gone.
-                break
-            }
-            let lines = reader.feed(buffer[..<count], descriptors: Array(descriptors[..<Int(received)]), truncated: truncated != 0)
-            for line in lines {
-                guard handle(line, on: connection) else { break reading }
-            }
-            if count == 0 { break }
-        }
-        reader.closeAll()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await responder.connectionClosed(connection)
-            done.signal()
-        }
-        done.wait()
-    }
-
-    /// Answers one line; false when the connection must end.
-    func handle(_ line: DescriptorLineReader.Line, on connection: ClientConnection) -> Bool {
-        var descriptors = line.descriptors
-        defer { for descriptor in descriptors { Glibc.close(descriptor) } }
-        let bytes: [UInt8]
-        switch line.frame {
-        case .line(let content): bytes = content
-        case .lineTooLong:
-            connection.send(.error(id: nil, code: .badRequest, message: "line longer than \(WireProtocol.maximumLineLength) bytes; the connection is closed"))
-            return false
-        case .incompleteLine:
-            return false
-        }
-        let message: ClientMessage
-        do throws(ProtocolError) {
-            message = try ClientMessage(decoding: bytes)
+            let file = UnixSocketFile(boundAt: path)
+            try DeliveryError.performing("chmod", path) { try file?.allowEveryone() }
+            return (listener, file)
         } catch {
-            connection.send(.error(error))
-            return true
+            listener.closeIgnoringErrors()
+            throw error
         }
-        switch message {
-        case .subscribe, .ack:
-            connection.send(.error(id: message.id, code: .badRequest, message: "'\(message.type)' belongs on the main socket; this socket only takes hello, open, candidates and status"))
-            return true
-        default:
-            break
-        }
-        if message.carriesDescriptor {
-            guard descriptors.count == 1, !line.truncated else {
-                connection.send(.error(id: message.id, code: .badRequest, message: "a \"descriptor\":true line needs exactly one descriptor passed with SCM_RIGHTS together with its first byte; \(line.truncated ? "too many" : String(descriptors.count)) came"))
-                return true
-            }
-            connection.passedDescriptor.withLock { $0 = descriptors.removeFirst() }
-        }
-        let done = DispatchSemaphore(value: 0)
-        let responder = self.responder
-        Task {
-            await responder.respond(to: message, from: connection)
-            done.signal()
-        }
-        done.wait()
-        if let unused = connection.takePassedDescriptor() { Glibc.close(unused) }
-        return true
     }
 
-    static func setTimeout(_ socket: Int32, option: Int32, seconds: Int) {
-        var value = timeval(tv_sec: seconds, tv_usec: 0)
-        _ = setsockopt(socket, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    /// Accepts until cancelled, each connection a child task of one group; returns once the last
+    /// connection has ended.
+    nonisolated func serve(_ listener: FileDescriptor) async {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let accepted: FileDescriptor?
+                do {
+                    accepted = try listener.acceptConnection()
+                } catch {
+                    // EMFILE, ENFILE, ENOBUFS: the connection waits in the kernel's queue; try
+                    // again shortly rather than spin on a listener that stays readable.
+                    refusals.note("accept failed: \(error)", peer: nil)
+                    guard (try? await Task.sleep(for: .milliseconds(100))) != nil else { break }
+                    continue
+                }
+                guard let socket = accepted else {
+                    guard await readiness.wait(for: .readable, on: listener, until: nil) == .ready else { break }
+                    continue
+                }
+                let peer = (try? socket.peerCredentials()) ?? SocketServer.unknownPeer
+                if let refusal = ledger.admit(peer, isHandlerUser: peer.uid != 0 && isHandlerUser(peer.uid)) {
+                    refusals.note("connection refused: \(refusal)", peer: peer)
+                    // A new connection's send buffer is empty: the line fits without waiting.
+                    let line = DaemonMessage.error(id: nil, code: .tooManyConnections, message: refusal).encodedLine()
+                    _ = try? socket.sendWithoutBlocking(line[...])
+                    socket.closeIgnoringErrors()
+                    continue
+                }
+                let id = nextID.withLock { next in
+                    defer { next += 1 }
+                    return next
+                }
+                group.addTask { await self.serveConnection(socket, id: id, peer: peer) }
+            }
+        }
     }
 }

@@ -81,7 +81,7 @@ package actor HandlerDispatcher {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is already subscribed as \(handler.bundleIdentifier)", requestID: requestID)
         }
         // One handler per connection: acknowledgements name no handler, so a second subscription
-        // on the same connection would make the first one's acks ambiguous (issue 16 item 11).
+        // on the same connection would make the first one's acks ambiguous.
         if let other = subscriptions.values.first(where: { $0.connection == connection }) {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is subscribed as \(other.bundleIdentifier) already; a connection serves one handler, so open another connection for \(handler.bundleIdentifier)", requestID: requestID)
         }

@@ -34,17 +34,10 @@ package actor SocketServer {
         case initial
         /// Accepting: the listening channel, the task serving it and its connections, and the
         /// socket file this server bound (the only one it may remove; nil when systemd passed it).
-        case running(listener: any Channel, serving: Task<Void, Never>, boundFile: BoundFile?)
+        case running(listener: any Channel, serving: Task<Void, Never>, boundFile: UnixSocketFile?)
         /// The listener is closed; connections already open are still served.
         case shuttingDown(serving: Task<Void, Never>)
         case finished
-    }
-
-    /// A socket file by identity: a file another daemon bound at the same path since is not ours.
-    struct BoundFile: Sendable {
-        var path: String
-        var device: UInt64
-        var inode: UInt64
     }
 
     /// What an accepted connection became in the child channel's initializer.
@@ -54,11 +47,9 @@ package actor SocketServer {
         case refused
     }
 
-    /// Connection ids and the rate limit of refusal warnings, touched from the event loop.
+    /// Connection ids, counted up from 1.
     struct Counters {
         var nextID: UInt64 = 1
-        var refusedSinceLog = 0
-        var lastRefusalLog: ContinuousClock.Instant?
     }
 
     nonisolated let group: any EventLoopGroup
@@ -69,6 +60,7 @@ package actor SocketServer {
     nonisolated let isHandlerUser: @Sendable (UInt32) -> Bool
     nonisolated let logger: Logger
     nonisolated let counters = Mutex(Counters())
+    nonisolated let refusals: RefusalLog
     var state = State.initial
 
     package init(group: any EventLoopGroup, responder: any RequestResponder, limits: ConnectionLimits,
@@ -79,10 +71,7 @@ package actor SocketServer {
         self.ledger = ConnectionLimits.Ledger(limits: limits)
         self.isHandlerUser = isHandlerUser
         self.logger = logger
-    }
-
-    package init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
-        self.init(group: group, responder: responder, limits: ConnectionLimits(maxConnections: maxConnections), logger: logger)
+        self.refusals = RefusalLog(logger: logger, what: "main socket")
     }
 
     /// Where the socket comes from.
@@ -104,7 +93,7 @@ package actor SocketServer {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384, maximum: 65536))
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { [self] channel in self.accept(channel) }
         let listener: NIOAsyncChannel<Accepted, Never>
-        var boundFile: BoundFile?
+        var boundFile: UnixSocketFile?
         switch endpoint {
         case .path(let path):
             try Self.removeStaleSocket(at: path)
@@ -112,18 +101,14 @@ package actor SocketServer {
             // child (the crash backtracer outlives a crashed daemon) would still accept, and the
             // next daemon would take it for a live one.
             let descriptor = try Self.bindListening(path: path)
+            boundFile = UnixSocketFile(boundAt: path)
             do {
-                listener = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+                listener = try await bootstrap.bind(descriptor.rawValue, childChannelInitializer: initializer)
+                try boundFile?.allowEveryone()
             } catch {
-                close(descriptor)
-                unlink(path)
+                descriptor.closeIgnoringErrors()
+                boundFile?.removeIfStillOurs()
                 throw error
-            }
-            // Authorization is by peer credentials, so any local user may connect.
-            chmod(path, 0o666)
-            var info = stat()
-            if lstat(path, &info) == 0 {
-                boundFile = BoundFile(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
             }
         case .descriptor(let fd):
             listener = try await bootstrap.bind(fd, childChannelInitializer: initializer)
@@ -158,19 +143,7 @@ package actor SocketServer {
     /// or an abstract one). With socket activation this, not the configuration, is where handlers
     /// must connect.
     package static func boundPath(of descriptor: Int32) -> String? {
-        var address = sockaddr_un()
-        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let found = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard found, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
-        let pathLength = Int(length) - MemoryLayout.offset(of: \sockaddr_un.sun_path)!
-        guard pathLength > 1 else { return nil }
-        return withUnsafeBytes(of: address.sun_path) { bytes in
-            let raw = bytes.prefix(pathLength)
-            guard raw.first != 0 else { return nil }
-            return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        SystemPackage.FileDescriptor(rawValue: descriptor).boundUnixPath()
     }
 
     /// Stops accepting and closes the listening socket (open connections go on until
@@ -184,12 +157,7 @@ package actor SocketServer {
         case .running(let listener, let serving, let bound):
             state = .shuttingDown(serving: serving)
             try? await listener.close()
-            if let bound {
-                var info = stat()
-                if lstat(bound.path, &info) == 0, UInt64(info.st_dev) == bound.device, UInt64(info.st_ino) == bound.inode {
-                    unlink(bound.path)
-                }
-            }
+            bound?.removeIfStillOurs()
         case .shuttingDown, .finished:
             break
         }
@@ -219,29 +187,22 @@ package actor SocketServer {
     }
 
     /// A Unix stream socket bound to `path` and listening, close-on-exec and non-blocking.
-    static func bindListening(path: String) throws -> Int32 {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw SocketServerError(code: .socketFailed, message: "a socket cannot be created: \(String(cString: strerror(code)))", cause: Errno(rawValue: code))
+    static func bindListening(path: String) throws -> SystemPackage.FileDescriptor {
+        guard path.utf8.count <= SystemPackage.FileDescriptor.maximumSocketPathLength else {
+            throw SocketServerError(code: .pathTooLong, message: "the socket path \(path) is longer than \(SystemPackage.FileDescriptor.maximumSocketPathLength) bytes; configure a shorter one")
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(descriptor)
-            throw SocketServerError(code: .pathTooLong, message: "the socket path \(path) is longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes; configure a shorter one")
+        let descriptor: SystemPackage.FileDescriptor
+        do {
+            descriptor = try SystemPackage.FileDescriptor.unixStreamSocket(nonBlocking: true)
+        } catch {
+            throw SocketServerError(code: .socketFailed, message: "a socket cannot be created: \(error)", cause: error)
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 256) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw SocketServerError(code: .bindFailed, message: "the socket \(path) cannot be bound: \(String(cString: strerror(code))); check that its folder exists and is writable", cause: Errno(rawValue: code))
+        do {
+            try descriptor.bind(unixPath: path)
+            try descriptor.listen(backlog: 256)
+        } catch {
+            descriptor.closeIgnoringErrors()
+            throw SocketServerError(code: .bindFailed, message: "the socket \(path) cannot be bound: \(error); check that its folder exists and is writable", cause: error)
         }
         return descriptor
     }
@@ -249,31 +210,14 @@ package actor SocketServer {
     /// A socket file left at `path` by a daemon that is gone is removed; one that still accepts
     /// connections belongs to a live daemon and is left alone: starting fails instead.
     package static func removeStaleSocket(at path: String) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        guard info.st_mode & S_IFMT == S_IFSOCK else {
+        switch UnixSocketFile.removeStale(at: path) {
+        case .absent, .removedStale:
+            return
+        case .notASocket:
             throw SocketServerError(code: .notASocket, message: "\(path) exists and is not a socket; remove it or configure another socket path")
-        }
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard probe >= 0 else { return }
-        defer { close(probe) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
-        }
-        var result: Int32
-        repeat {
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        } while result != 0 && errno == EINTR
-        if result == 0 {
+        case .live:
             throw SocketServerError(code: .inUse, message: "another daemon serves the socket \(path); stop it first, or configure another socket path")
         }
-        unlink(path)
     }
 
     /// On the event loop, before the connection is handed to the accepting task: reads the peer's
@@ -282,7 +226,7 @@ package actor SocketServer {
     nonisolated func accept(_ channel: any Channel) -> EventLoopFuture<Accepted> {
         Self.peerCredentials(of: channel).flatMapThrowing { credentials in
             if let refusal = self.ledger.admit(credentials, isHandlerUser: credentials.uid != 0 && self.isHandlerUser(credentials.uid)) {
-                self.logRefusal(refusal, peer: credentials)
+                self.refusals.note("connection refused: \(refusal)", peer: credentials)
                 let line = DaemonMessage.error(id: nil, code: .tooManyConnections, message: refusal).encodedLine()
                 // The channel is not active yet inside the initializer: refuse once it is.
                 try channel.pipeline.syncOperations.addHandler(RefusingHandler(line: line))
@@ -292,21 +236,6 @@ package actor SocketServer {
             channel.closeFuture.whenComplete { [ledger = self.ledger] _ in ledger.release(credentials) }
             let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             return .admitted(wrapped, credentials)
-        }
-    }
-
-    /// One warning a second at most, with the count refused since: a flood must not flood the journal.
-    nonisolated func logRefusal(_ refusal: String, peer: PeerCredentials) {
-        let refused: Int? = counters.withLock { counters in
-            counters.refusedSinceLog += 1
-            let now = ContinuousClock.now
-            if let last = counters.lastRefusalLog, now - last < .seconds(1) { return nil }
-            counters.lastRefusalLog = now
-            defer { counters.refusedSinceLog = 0 }
-            return counters.refusedSinceLog
-        }
-        if let refused {
-            logger.warning("connection refused: \(refusal)", metadata: ["peer": "\(peer)", "refused": "\(refused)"])
         }
     }
 

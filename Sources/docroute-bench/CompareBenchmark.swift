@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 extension DocRouteBench {
-    /// Issue #8: docrouted against the script an administrator writes instead, in one run on one disk.
+    /// docrouted against the script an administrator writes instead, in one run on one disk.
     struct Compare: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "docrouted against bench/baseline/inotify-copy.sh (inotifywait, cp, socat), on the same disk.",

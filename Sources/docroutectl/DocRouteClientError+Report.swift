@@ -25,6 +25,8 @@ extension DocRouteClientError {
             "Another connection is that handler already; stop it first (`docroutectl status` shows it subscribed)."
         case .daemon(.noHandler):
             "`docroutectl route` shows which handlers were considered and why."
+        case .daemon(.overLimit):
+            "docrouted limits what one user may open per minute, and what may wait for a handler unacknowledged (docroute.toml(5)); try again later, as the message says."
         case .connectionClosed:
             "docrouted went away; documents not acknowledged stay owed and come again on the next subscription."
         default:

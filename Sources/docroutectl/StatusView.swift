@@ -20,6 +20,10 @@ struct StatusView {
             // Where QUARANTINED files are, and how to see them.
             lines.append("quarantine: \(quarantine)  (docroutectl quarantine list)")
         }
+        if let ledger = report.extra["ledgerBytes"]?.integerValue {
+            // What requests and unacknowledged deliveries make grow (max_pending_*, max_url_length).
+            lines.append("ledger: \(Self.bytes(ledger)) on disk")
+        }
         lines.append("")
         let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
         if failures.isEmpty {
@@ -65,10 +69,28 @@ struct StatusView {
                 inbox.path, inbox.extra["kind"]?.stringValue ?? "-",
                 inbox.extra["waiting"]?.integerValue.map(Self.grouped) ?? "-",
                 inbox.extra["quarantined"]?.integerValue.map(Self.grouped) ?? "-",
-                inbox.mailboxes.joined(separator: ", "),
+                Self.listed(inbox.mailboxes, shown: 8),
             ])
         }
-        return Self.table(rows)
+        return Self.table(rows) + folderLimitLines
+    }
+
+    /// A line for each inbox at or near `max_mailboxes`: what is not served there, and why.
+    var folderLimitLines: [String] {
+        report.inboxes.compactMap { inbox in
+            guard let watched = inbox.extra["watchedFolders"]?.integerValue, let limit = inbox.extra["maxMailboxes"]?.integerValue else { return nil }
+            let notServed = inbox.extra["foldersNotServed"]?.integerValue ?? 0
+            guard notServed > 0 || watched * 10 >= limit * 9 else { return nil }
+            var line = "\(inbox.path): \(Self.grouped(watched)) of \(Self.grouped(limit)) folders watched (max_mailboxes)"
+            if notServed > 0 { line += "; \(Self.grouped(notServed)) folders made past it are not served, their files wait there" }
+            return line
+        }
+    }
+
+    /// The first `shown` names, then how many more.
+    static func listed(_ names: [String], shown: Int) -> String {
+        guard names.count > shown else { return names.joined(separator: ", ") }
+        return names.prefix(shown).joined(separator: ", ") + ", … (\(grouped(Int64(names.count - shown))) more)"
     }
 
     /// `scan  [#########.......] 5,120/10,000  2,300/s  ETA 2s`; nil without `done` and `total`.
@@ -91,6 +113,19 @@ struct StatusView {
         if whole < 3600 { return "\(whole / 60)m \(whole % 60)s" }
         let minutes = (whole % 3600) / 60
         return "\(whole / 3600)h " + (minutes < 10 ? "0" : "") + "\(minutes)m"
+    }
+
+    /// `3.8 MiB`, `512 B`, `2.0 GiB`.
+    static func bytes(_ value: Int64) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        guard value >= 1024 else { return "\(value) B" }
+        var amount = Double(value) / 1024
+        var unit = 0
+        while amount >= 1024 && unit < units.count - 1 {
+            amount /= 1024
+            unit += 1
+        }
+        return "\((amount * 10).rounded() / 10) \(units[unit])"
     }
 
     /// `10000` as `10,000`.

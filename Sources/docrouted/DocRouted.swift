@@ -105,7 +105,14 @@ struct DocRouted: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let descriptors = ProcessLimits.raiseDescriptorLimit()
-        logger.debug("descriptor limit", metadata: ["limit": "\(descriptors)"])
+        let needed = configuration.descriptorsNeeded + DaemonConfiguration.descriptorReserve
+        if descriptors < needed {
+            logger.critical("the descriptor limit is \(descriptors), below the \(needed) docrouted may need with this configuration (what max_connections and the intake's batches may hold, and a reserve for the runtime): raise LimitNOFILE (ulimit -n), or lower max_connections", metadata: [
+                "message-id": "descriptor-limit", "limit": "\(descriptors)", "needed": "\(needed)",
+            ])
+        } else {
+            logger.debug("descriptor limit", metadata: ["limit": "\(descriptors)", "needed": "\(needed)"])
+        }
         let backend: LedgerBackend
         do {
             backend = try LedgerBackend(configuration: configuration, logger: logger)

@@ -1,4 +1,5 @@
 import DocRouteTestSupport
+import SystemPackage
 import Testing
 @testable import DocRoutePlatform
 @testable import DocRouteServer
@@ -14,7 +15,7 @@ extension ClientConnection {
         var pair: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
         let connection = ClientConnection(id: id, credentials: PeerCredentials(pid: getpid(), uid: 0, gid: 0),
-                                          writer: DescriptorSocketWriter(descriptor: pair[0]))
+                                          writer: DescriptorSocketWriter(descriptor: FileDescriptor(rawValue: pair[0])))
         return (connection, LineClient(descriptor: pair[1], timeout: timeout))
     }
 }

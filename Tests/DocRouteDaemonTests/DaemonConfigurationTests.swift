@@ -58,6 +58,13 @@ import Testing
             ("max_package_depth", configuration.maxPackageDepth),
             ("max_package_entries", configuration.maxPackageEntries),
             ("max_queued_files", configuration.maxQueuedFiles),
+            ("max_url_length", configuration.maxURLLength),
+            ("open_requests_per_minute", configuration.openRequestsPerMinute),
+            ("open_bytes_per_minute", Int(configuration.openBytesPerMinute)),
+            ("max_pending_per_handler", configuration.maxPendingPerHandler),
+            ("max_pending_bytes_per_handler", Int(configuration.maxPendingBytesPerHandler)),
+            ("max_pending_per_uid", configuration.maxPendingPerUID),
+            ("max_pending_bytes_per_uid", Int(configuration.maxPendingBytesPerUID)),
         ]
         for (key, value) in counts {
             let expected = try #require(Self.number(documented[key]), "docroute.toml(5) gives no number for \(key): \(documented[key] ?? "no Default")")
@@ -72,6 +79,36 @@ import Testing
         #expect(configuration.launchFlagDirectory == nil, "docroute.toml(5): absent, docrouted starts handlers itself")
         #expect(configuration.inboxes.isEmpty)
         #expect(configuration.file == "empty.toml")
+        // "Default: the value of max_file_size", and "Default false".
+        #expect(documented["max_file_allocation"]?.hasPrefix(": the value of") == true)
+        #expect(configuration.maxFileAllocation == configuration.maxFileSize)
+        #expect(documented["limit_root"] == "false" && configuration.limitRoot == false)
+    }
+
+    /// The limits on what one user may ask of `open`, and on what may wait for a handler: read
+    /// as written, `max_file_allocation` following `max_file_size` unless given, and a wrong
+    /// type or value named with its key.
+    @Test func theBudgetsAreReadAndCheckedWithTheirKeys() throws {
+        let configuration = try DaemonConfiguration.parse("""
+            max_file_size = 1000000
+            max_url_length = 100
+            open_requests_per_minute = 5
+            open_bytes_per_minute = 7000
+            max_pending_per_handler = 3
+            max_pending_bytes_per_handler = 4000
+            max_pending_per_uid = 2
+            max_pending_bytes_per_uid = 3000
+            limit_root = true
+            """, file: "t.toml")
+        #expect(configuration.maxFileAllocation == 1_000_000)
+        #expect(configuration.maxURLLength == 100 && configuration.openRequestsPerMinute == 5 && configuration.openBytesPerMinute == 7000)
+        #expect(configuration.maxPendingPerHandler == 3 && configuration.maxPendingBytesPerHandler == 4000)
+        #expect(configuration.maxPendingPerUID == 2 && configuration.maxPendingBytesPerUID == 3000 && configuration.limitRoot)
+        #expect(try DaemonConfiguration.parse("max_file_allocation = 4096", file: "t").maxFileAllocation == 4096)
+        let wrongType = #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("limit_root = 1", file: "t.toml") }
+        #expect(wrongType?.inputKey == "limit_root" && wrongType?.inputLine == 1)
+        let tooSmall = #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("\nmax_pending_per_uid = 0", file: "t.toml") }
+        #expect(tooSmall?.inputKey == "max_pending_per_uid" && tooSmall?.inputLine == 2)
     }
 
     /// The defaults the README states in passing: "`max_connections` (256)", "`max_queued_files`
@@ -104,6 +141,8 @@ import Testing
             "max_connections_per_uid": String(configuration.maxConnectionsPerUID), "idle_timeout": String(configuration.idleTimeoutSeconds),
             "max_unfinished_line_bytes": String(configuration.maxUnfinishedLineBytes), "max_package_depth": String(configuration.maxPackageDepth),
             "max_package_entries": String(configuration.maxPackageEntries), "max_queued_files": String(configuration.maxQueuedFiles),
+            "max_url_length": String(configuration.maxURLLength), "open_requests_per_minute": String(configuration.openRequestsPerMinute),
+            "max_pending_per_handler": String(configuration.maxPendingPerHandler), "max_pending_per_uid": String(configuration.maxPendingPerUID),
         ]
         let compared = stated.filter { actual[$0.key] != nil }
         #expect(compared.count >= 8, "the README's defaults were not found: \(stated)")

@@ -6,7 +6,7 @@ import DocRouteTestSupport
 import Foundation
 import Testing
 
-/// The pieces behind issue 16's hardening that need no daemon: lookups safe from any thread, the
+/// The defences against hostile local users that need no daemon: lookups safe from any thread, the
 /// administrators' group, the connection accounting, the new configuration keys.
 @Suite struct DaemonLimitsTests {
     @Test func userAndGroupLookupsAnswerLikeTheSystem() {
@@ -94,7 +94,7 @@ import Testing
     }
 }
 
-/// Issue 16 item 4: the in-hand marks of the ledger.
+/// The in-hand marks of the ledger, so one input cannot crash the daemon twice.
 @Suite struct PoisonMarkTests {
     @Test func aMarkLeftByACrashPoisonsAndOneLeftByAKillDoesNot() throws {
         let scratch = try TemporaryFolder()

@@ -264,7 +264,7 @@ import Glibc
 
         var status = stat()
         #expect(stat(container.appending("\(mailbox)/a.txt").string, &status) == 0)
-        // The handler's alone: no group, no others (issue 16, item 7).
+        // The handler's alone: no group (the admin group may hold the mail agent), no others.
         #expect(status.st_mode & 0o777 == 0o600)
         if geteuid() == 0 {
             #expect((status.st_uid, status.st_gid) == (4242, 4343))

@@ -184,6 +184,7 @@ import Glibc
             activity.quarantined(inbox: inbox, reason: reason, arrival: arrival)
         }
         func unreadableMessage(inbox: Int) { activity.unreadableMessage(inbox: inbox) }
+        func foldersWatched(inbox: Int, count: Int, notServed: Int) { activity.foldersWatched(inbox: inbox, count: count, notServed: notServed) }
     }
 
     // A sender that writes under a temporary name inside the inbox (`.incoming-…`, `….part`)

@@ -5,6 +5,8 @@ import Testing
 @testable import DocRouteDelivery
 @testable import DocRouteIntake
 @testable import DocRouteLedger
+import DocRoutePlatform
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -44,7 +46,7 @@ import Glibc
         func delivery(_ name: String) throws -> DocumentDelivery {
             let file = try IntakeFile.open(name: Array(name.utf8), in: inbox, maxSize: configuration.maxFileSize).get()
             return DocumentDelivery(
-                source: file, sourceFolder: inbox, sourceName: Array(name.utf8), sourcePath: folder.string("drop/" + name),
+                source: file, sourceFolder: DirectoryHandle(borrowing: FileDescriptor(rawValue: inbox)), sourceName: Array(name.utf8), sourcePath: folder.string("drop/" + name),
                 containerRoot: configuration.containersDirectory + "/" + LedgerBackendTests.bundle, mailbox: "Inbox", extensionChain: ".pdb",
                 contentType: LedgerBackendTests.pdbType, bundleIdentifier: LedgerBackendTests.bundle, owner: nil,
                 sourceApplication: "org.docroute.drop", annotation: [:])

@@ -13,7 +13,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16, items 9 and 12: a damaged, removed or replaced ledger is refused or stops the
+/// A damaged, removed or replaced ledger is refused or stops the
 /// daemon loudly instead of failing in silence; `--recover-ledger` rebuilds it from the
 /// sandboxes; the ledger is private whatever the umask.
 @Suite(.serialized) struct LedgerIntegrityTests {

@@ -137,7 +137,12 @@ import Testing
         activity.settled(Array(arrivals.prefix(3)))
         #expect(activity.progress()?.done == 0)
         for arrival in arrivals.prefix(3) { activity.quarantined(inbox: 1, reason: "no handler claims public.data", arrival: arrival) }
-        #expect(activity.inboxFields(1) == ["waiting": .integer(1), "quarantined": .integer(3)])
+        #expect(activity.inboxFields(1) == ["waiting": .integer(1), "quarantined": .integer(3),
+                                            "watchedFolders": .integer(0), "maxMailboxes": .integer(1_000)])
+        // Folders past max_mailboxes are counted where an operator looks.
+        activity.foldersWatched(inbox: 1, count: 1_000, notServed: 7)
+        #expect(activity.inboxFields(1)["foldersNotServed"] == .integer(7))
+        #expect(activity.inboxFields(1)["watchedFolders"] == .integer(1_000))
         #expect(activity.progress()?.done == 3)
         // Listed again before its source left the inbox: the same file, counted once.
         activity.queued(arrivals[0])

@@ -1,4 +1,5 @@
 @testable import DocRouteDelivery
+import DocRoutePlatform
 import DocRouteTestSupport
 import Foundation
 import SystemPackage
@@ -8,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// Package documents delivered whole, and crashes at every step of one (issue #4).
+/// Package documents delivered whole, and crashes at every step of one.
 @Suite struct PackageDeliveryTests {
     static let sandbox = "containers/com.example.editor/Documents/Inbox/Mail"
     static let files: [String: [UInt8]] = [
@@ -24,7 +25,7 @@ import Glibc
 
     func request(_ scratch: TemporaryFolder, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
-            sourceFolder: inbox.rawValue, sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
+            sourceFolder: DirectoryHandle(borrowing: inbox), sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
             containerRoot: scratch.path("containers/com.example.editor").string, mailbox: "Mail", originalName: name,
             extensionChain: ".rtfd", contentType: "com.apple.rtfd", bundleIdentifier: "com.example.editor")
     }

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16 item 4: package trees are walked iteratively, so no depth overflows the stack, and
+/// Package trees are walked iteratively, so no depth overflows the stack, and
 /// the limits are found before anything is copied.
 @Suite struct PackageTreeDepthTests {
     /// A temporary folder holding `levels` nested folders `a/…/a`, a file at the bottom.

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16, items 7 and 14: a handler's container is its own (0700 folders, 0600 files, and
+/// A handler's container is its own (0700 folders, 0600 files, and
 /// an ACL entry for docrouted alone when it is not root), and every write stays inside it even
 /// when the handler moves its mailbox folder away in the middle of a batch.
 @Suite struct SandboxConfinementTests {

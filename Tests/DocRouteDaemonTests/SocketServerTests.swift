@@ -312,7 +312,7 @@ struct SocketServerTests {
         let folder = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/passed.sock"
-        let descriptor = try SocketServer.bindListening(path: path)
+        let descriptor = try SocketServer.bindListening(path: path).rawValue
         #expect(SocketServer.boundPath(of: descriptor) == path)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = SocketServer(group: group, responder: Responder(), limits: ConnectionLimits(maxConnections: 4), logger: Logger(label: "test"))

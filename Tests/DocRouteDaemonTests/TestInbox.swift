@@ -49,7 +49,7 @@ final class TestInbox {
         let status = try DeliveryError.performing("inspect", component.string) { try source.status() }
         return DeliveryRequest(
             source: source, sourceStatus: status, sourcePath: path.appending(component),
-            sourceDirectory: directory, sourceName: component, containerRoot: container, mailbox: mailbox,
+            sourceFolder: DirectoryHandle(borrowing: directory), sourceName: component, containerRoot: container, mailbox: mailbox,
             extensionChain: chain, contentType: contentType, bundleIdentifier: bundle, annotation: annotation)
     }
 

@@ -10,7 +10,7 @@ private enum MIMECompiler {
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// The detection cases the name-first typing used to miss (issue 14), against a database that the real
+/// The detection cases the name-first typing used to miss, against a database that the real
 /// `update-mime-database` compiles from a small shared-mime-info XML written here, so that what is
 /// tested is how docroute reads that tool's output as well as the algorithm. The full suite runs in
 /// `make test` (scripts/mime-conformance.py).

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16, items 8 and 13: a source changed while it is copied (touched, truncated) sees no
+/// A source changed while it is copied (touched, truncated) sees no
 /// close-after-write afterwards. It is tried again once left alone, and counts as waiting in
 /// `status` meanwhile. `make chaos` runs it with a 512 MiB file (DOCROUTE_CHAOS_CHANGED_MIB) and
 /// a truncation too.

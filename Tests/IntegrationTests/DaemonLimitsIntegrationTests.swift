@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// What any local user can throw at the socket (issue 16): floods of requests and connections,
+/// What any local user can throw at the socket: floods of requests and connections,
 /// half lines, odd subscriptions. The daemon stays up and keeps serving real handlers.
 @Suite(.serialized) struct DaemonLimitsIntegrationTests {
     static let molecules = "com.sunsetlakesoftware.molecules"
@@ -17,7 +17,7 @@ import Glibc
         Double(ProcessInfo.processInfo.environment["DOCROUTE_FLOOD_SECONDS"] ?? "") ?? 3
     }
 
-    /// Issue 16 item 1: `status` from many connections at once as a user who is not an
+    /// `status` from many connections at once as a user who is not an
     /// administrator. Every request gets `not-permitted`, the daemon never crashes, and root's
     /// `status` still works afterwards.
     @Test(.enabled(if: isRoot, "the flood runs as nobody, which needs root to setuid"))
@@ -39,7 +39,7 @@ import Glibc
         #expect(client.readMessage()?["type"] as? String == "status", "root is still an administrator")
     }
 
-    /// Issue 16 item 6: thousands of idle connections from ordinary users take neither a real
+    /// Thousands of idle connections from ordinary users take neither a real
     /// handler's subscribe nor its deliveries. One uid gets `max_connections_per_uid`, the rest
     /// are refused with `too-many-connections`; many uids together cannot take the connections
     /// kept for handlers.
@@ -71,7 +71,7 @@ import Glibc
         #expect(harness.process?.isRunning == true)
     }
 
-    /// Issue 16 item 6: one uid alone gets `max_connections_per_uid` connections.
+    /// One uid alone gets `max_connections_per_uid` connections.
     @Test(.enabled(if: isRoot, "the flood runs as nobody, which needs root to setuid"))
     func oneUserGetsItsShareOfConnectionsAndNoMore() throws {
         let harness = try DaemonHarness()
@@ -85,7 +85,7 @@ import Glibc
         #expect(harness.daemonLog.contains("too many connections from uid 65534"), "\(harness.daemonLog.suffix(1500))")
     }
 
-    /// Issue 16 item 6: a connection that neither asks anything nor subscribes is closed after
+    /// A connection that neither asks anything nor subscribes is closed after
     /// `idle_timeout`; a subscribed one stays however long it waits.
     @Test func idleConnectionsAreClosedUnlessSubscribed() throws {
         let harness = try DaemonHarness(extraConfig: "idle_timeout = 1")
@@ -113,7 +113,7 @@ import Glibc
         #expect((event["url"] as? String)?.hasSuffix("/waited.pdb") == true)
     }
 
-    /// Issue 16 item 10: half lines from many connections are capped in total, and their memory
+    /// Half lines from many connections are capped in total, and their memory
     /// is given back when the connections close.
     @Test func unfinishedLinesAreCappedAndTheirMemoryGivenBack() throws {
         let harness = try DaemonHarness(extraConfig: "max_unfinished_line_bytes = 8388608")
@@ -148,7 +148,7 @@ import Glibc
         #expect(client.readMessage()?["type"] as? String == "welcome")
     }
 
-    /// Issue 16 item 11: a second `subscribe` on a connection is refused, and the first
+    /// A second `subscribe` on a connection is refused, and the first
     /// subscription's acknowledgements still count.
     @Test func aConnectionServesOneHandler() throws {
         let harness = try DaemonHarness()

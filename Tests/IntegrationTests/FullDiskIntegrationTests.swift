@@ -56,7 +56,7 @@ import Glibc
         let waiting = Self.contents(of: harness.inbox)
         let arrived = Self.contents(of: sandbox)
         #expect(!waiting.isEmpty, "deliveries wait: sources stay in the inbox")
-        // Issue 16, item 13: every file in backoff counts as waiting in status.
+        // Every file in backoff counts as waiting in status.
         #expect(ChangedSourceIntegrationTests.waiting(harness) == waiting.count, "status counts the \(waiting.count) files in backoff")
         #expect(arrived.count < expected.count)
         for (name, bytes) in arrived {

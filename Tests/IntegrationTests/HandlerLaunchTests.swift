@@ -5,8 +5,8 @@ import Testing
 import Glibc
 #endif
 
-/// Handlers docrouted starts itself never get its identity or capabilities (issue 16 item 3,
-/// issue 19): the real daemon, the real launch, and the handler's own /proc/self/status.
+/// Handlers docrouted starts itself never get its identity or capabilities (a handler is code docrouted
+/// does not trust): the real daemon, the real launch, and the handler's own /proc/self/status.
 @Suite(.serialized)
 struct HandlerLaunchTests {
     /// An unused uid and gid for a daemon that is not root.

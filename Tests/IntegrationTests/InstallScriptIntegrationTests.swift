@@ -2,7 +2,7 @@ import DocRouteTestSupport
 import Foundation
 import Testing
 
-/// Issue 17 item 9: `scripts/install.sh` with a prefix other than /usr, run on the debug binaries
+/// `scripts/install.sh` with a prefix other than /usr, run on the debug binaries
 /// into a staging root: the units run and point into that prefix, and the man pages are there with
 /// their hand-written sections.
 @Suite(.serialized) struct InstallScriptIntegrationTests {

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16, item 9, end to end: docrouted refuses a damaged ledger with the steps to recover
+/// End to end: docrouted refuses a damaged ledger with the steps to recover
 /// (exit status 3), `docrouted --recover-ledger` rebuilds it from the sandboxes so every
 /// unacknowledged document is announced again, and a ledger removed while the daemon runs stops
 /// it at once, loudly. `make chaos` runs the long form (DOCROUTE_CHAOS_LEDGER_FILES files).

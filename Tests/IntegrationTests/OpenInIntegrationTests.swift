@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Open In… (candidates, open --with) and open by descriptor (issue 18) against the real
+/// Open In… (candidates, open --with) and open by descriptor against the real
 /// docrouted over its real sockets, with docroutectl and a Python standard-library client.
 @Suite(.serialized) struct OpenInIntegrationTests {
     static let molecules = "com.sunsetlakesoftware.molecules"

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 17, the operator's side: docroutectl finds the daemon's configuration, `docrouted
+/// The operator's side: docroutectl finds the daemon's configuration, `docrouted
 /// --check` checks what the daemon will use, admin defaults take effect, quarantine is managed.
 @Suite(.serialized) struct OperatorSetupIntegrationTests {
     static let molecules = "com.sunsetlakesoftware.molecules"

@@ -52,7 +52,7 @@ import Glibc
         #expect(samples[#"docroute_rescans_total{reason="overflow"}"#] == 0)
         #expect(samples["docroute_delivery_latency_seconds_count"] == 3)
         #expect(samples["docroute_intake_waiting"] == 0)
-        // Every family says what it measures (issue 17 item 10): a HELP line right before its TYPE.
+        // Every family says what it measures: a HELP line right before its TYPE.
         let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let types = lines.indices.filter { lines[$0].hasPrefix("# TYPE ") }
         #expect(!types.isEmpty)

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// A folder dropped where a file is expected (issue #4): a folder whose name gives a package type
+/// A folder dropped where a file is expected: a folder whose name gives a package type
 /// (`LSTypeIsPackage`, or conforming to `com.apple.package`) is one document, delivered whole to the
 /// handler that claims its type (or quarantined whole); any other folder is a mailbox.
 @Suite(.serialized) struct PackageFolderIntegrationTests {
@@ -232,7 +232,7 @@ import Glibc
         rm.waitUntilExit()
     }
 
-    /// Issue 16 item 4: a package deeper than `max_package_depth` (10,000 levels crashed the
+    /// A package deeper than `max_package_depth` (10,000 levels crashed the
     /// recursive copy, at every restart) is quarantined whole with the reason, and the daemon
     /// goes on delivering; a restart does not meet it again.
     @Test func aPackageDeeperThanTheLimitIsQuarantinedAndTheDaemonGoesOn() throws {
@@ -260,7 +260,7 @@ import Glibc
         #expect(harness.process?.isRunning == true)
     }
 
-    /// Issue 16 item 4: `max_package_entries` bounds what one package may hold.
+    /// `max_package_entries` bounds what one package may hold.
     @Test func aPackageWithMoreEntriesThanTheLimitIsQuarantined() throws {
         let harness = try makeHarness(extraConfig: "max_package_entries = 40")
         defer { harness.remove() }
@@ -274,7 +274,7 @@ import Glibc
         #expect(reason.contains("more than 40 files and folders (max_package_entries)"), "\(reason)")
     }
 
-    /// Issue 16 item 4: an input that crashed the daemon is set aside at the next start, never
+    /// An input that crashed the daemon is set aside at the next start, never
     /// touched again. The crash is real: SIGSEGV while the package is being copied.
     @Test func aPackageThatCrashedTheDaemonIsSetAsideAtTheNextStart() throws {
         let harness = try makeHarness()

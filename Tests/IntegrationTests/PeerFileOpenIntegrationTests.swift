@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// `open` of a file reads it as the client, with the client's own groups (issue 16 item 5).
+/// `open` of a file reads it as the client, with the client's own groups, never docrouted's.
 @Suite(.serialized) struct PeerFileOpenIntegrationTests {
     static let pdb = DeliveryIntegrationTests.pdb
 

@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// A sandbox the daemon may not write to (EACCES, issue #4): the source stays in the inbox and is
+/// A sandbox the daemon may not write to (EACCES): the source stays in the inbox and is
 /// retried with backoff, other handlers are not held up, and it arrives once the folder is fixed.
 /// Root ignores file modes, so the daemon runs under a uid of its own here.
 @Suite(.serialized) struct SandboxPermissionIntegrationTests {
@@ -37,7 +37,7 @@ import Glibc
         #expect(names == ["blocked.pdb", "first.pdb"], "once each, no temporaries: \(names)")
     }
 
-    /// Issue 16, item 7: docrouted as the unit runs it (its own uid, CAP_CHOWN and CAP_FOWNER
+    /// docrouted as the unit runs it (its own uid, CAP_CHOWN and CAP_FOWNER
     /// only) gives the sandbox to the handler alone: 0700 folders, files the handler's with
     /// nothing for group or others, and an ACL entry for docrouted's uid only. A member of
     /// docrouted's group (the admin group, the mail delivery agent) can neither read a document

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// One docrouted per state directory, and no daemon takes another's socket (issue 17 item 1).
+/// One docrouted per state directory, and no daemon takes another's socket.
 @Suite(.serialized) struct StateLockIntegrationTests {
     static let molecules = "com.sunsetlakesoftware.molecules"
     static let pdb = DeliveryIntegrationTests.pdb

@@ -29,6 +29,15 @@ ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
 /// copy_file_range(2) with explicit offsets (either may be NULL to use and advance the file position).
 ssize_t docroute_copy_file_range_at(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
 
+/// lseek(fd, offset, SEEK_DATA): the start of the first range holding data at or after `offset`;
+/// -1 with ENXIO when only a hole follows up to the end. SEEK_DATA needs _GNU_SOURCE. A file
+/// system without hole reporting answers as if the whole file were data.
+int64_t docroute_seek_data(int fd, int64_t offset);
+
+/// lseek(fd, offset, SEEK_HOLE): the start of the first hole at or after `offset` (the end of the
+/// file counts as one); -1 with ENXIO at or past the end. Needs _GNU_SOURCE.
+int64_t docroute_seek_hole(int fd, int64_t offset);
+
 /// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas (glibc makes up to eight per core,
 /// one per allocating thread, each keeping what it freed). Returns 1 on success.
 int docroute_limit_malloc_arenas(int count);
@@ -84,20 +93,46 @@ extern const uint32_t docroute_in_excl_unlink;
 int docroute_set_fs_uid(uint32_t uid);
 int docroute_set_fs_gid(uint32_t gid);
 
-/// Descriptor passing over a Unix stream socket (SCM_RIGHTS), for `open-descriptor` (PROTOCOL.md).
-/// sendmsg(2) of `length` bytes with `descriptor` attached to their first byte, MSG_NOSIGNAL.
-/// Returns the bytes sent, or -1 with errno set.
-ssize_t docroute_send_with_descriptor(int socket, const void *bytes, size_t length, int descriptor);
+/// The daemon's side of descriptor passing (`open-descriptor`, PROTOCOL.md); the client's sendmsg
+/// is in the client package's own shim.
+/// recvmsg(2) of up to `length` bytes without blocking (MSG_DONTWAIT, MSG_CMSG_CLOEXEC), with room
+/// for exactly one passed descriptor: `*descriptor` is it, or -1. Room for one only, so a sender
+/// that attaches more can never make the kernel install them here: the kernel sets MSG_CTRUNC and
+/// drops what did not fit, and `*truncated` is set to 1.
+/// Returns the bytes read (0 at end of stream), or -1 with errno set (EAGAIN: nothing to read).
+ssize_t docroute_receive_one_descriptor(int socket, void *bytes, size_t length, int *descriptor, int *truncated);
 
-/// recvmsg(2) of up to `length` bytes, MSG_CMSG_CLOEXEC. Descriptors that came with them are stored
-/// in `descriptors` (at most `capacity`; the count in `*received`); any beyond that, or a truncated
-/// control message, sets `*truncated` to 1 (the kernel closes what did not fit).
-/// Returns the bytes read (0 at end of stream), or -1 with errno set.
-ssize_t docroute_receive_with_descriptors(int socket, void *bytes, size_t length,
-                                          int *descriptors, int capacity, int *received, int *truncated);
+/// accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK (GNU, so Swift's Glibc import lacks it).
+int docroute_accept_nonblocking(int listener);
 
-/// accept4(2) with SOCK_CLOEXEC (GNU, so Swift's Glibc import lacks it).
-int docroute_accept_cloexec(int listener);
+/// epoll_create1(EPOLL_CLOEXEC) (sys/epoll.h is not in Swift's Glibc module).
+int docroute_epoll_open(void);
+
+/// epoll_ctl(2) with the event's data as a 64-bit token; `operation` is one of the three below. `struct epoll_event` is packed on x86-64,
+/// a layout Swift should not have to reproduce: it stays on this side.
+int docroute_epoll_control(int epoll, int operation, int fd, uint32_t events, uint64_t token);
+
+/// epoll_wait(2) into two plain arrays (the tokens and the event bits). Returns the count, or -1
+/// with errno set.
+int docroute_epoll_wait(int epoll, uint64_t *tokens, uint32_t *events, int capacity, int timeout_milliseconds);
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a counter another thread writes to wake an epoll wait.
+int docroute_eventfd_open(void);
+/// Adds 1 to the counter (wakes a waiter); 0, or -1 with errno set (EAGAIN: it is awake already).
+int docroute_eventfd_signal(int fd);
+/// Reads and resets the counter; 0, or -1 with errno set (EAGAIN: nothing was signalled).
+int docroute_eventfd_drain(int fd);
+
+/// The epoll event bits, as plain constants Swift can import.
+extern const uint32_t docroute_epoll_in;
+extern const uint32_t docroute_epoll_out;
+extern const uint32_t docroute_epoll_err;
+extern const uint32_t docroute_epoll_hup;
+extern const uint32_t docroute_epoll_rdhup;
+extern const uint32_t docroute_epoll_oneshot;
+extern const int docroute_epoll_add;
+extern const int docroute_epoll_modify;
+extern const int docroute_epoll_remove;
 
 /// O_PATH (GNU): a descriptor that names a file without the right to read it.
 extern const int docroute_o_path;
@@ -152,7 +187,7 @@ int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const
 typedef enum {
     docroute_fault_open = 1,   // open, openat, openat2
     docroute_fault_read = 2,   // pread
-    docroute_fault_write = 3,  // write
+    docroute_fault_write = 3,  // write, pwrite
     docroute_fault_copy = 4,   // copy_file_range
     docroute_fault_sync = 5,   // fsync, fdatasync, syncfs
     docroute_fault_rename = 6, // renameat, renameat2

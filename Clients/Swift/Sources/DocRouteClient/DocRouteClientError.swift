@@ -48,9 +48,11 @@ public struct DocRouteClientErrorCode: ErrorCodeProtocol {
         }
     }
 
-    /// `code: message`, then the cause.
+    /// `code: message`, then what to do for a daemon code that has advice (``ErrorCode/advice``),
+    /// then the cause.
     public static func describe(_ error: DocRouteClientError) -> String {
         var text = "\(error.code): \(error.message)"
+        if let advice = error.code.daemonCode?.advice { text += " " + advice }
         if let cause = error.cause { text += " [cause: \(cause)]" }
         return text
     }

@@ -15,6 +15,7 @@ public struct ErrorCode: ErrorCodeProtocol, Codable {
         case noHandler = "no-handler"
         case notFound = "not-found"
         case tooManyConnections = "too-many-connections"
+        case overLimit = "over-limit"
         case `internal` = "internal"
     }
 
@@ -49,8 +50,23 @@ public struct ErrorCode: ErrorCodeProtocol, Codable {
     /// The connection is refused: too many are open in all, from this uid, or only handlers may
     /// take the ones left. It is closed after this line.
     public static let tooManyConnections = ErrorCode(.tooManyConnections)
+    /// `open`: refused for now, the request is over a limit that frees with time: the uid's
+    /// budget of requests or bytes per minute, or what the handler or the uid may have waiting
+    /// unacknowledged. The message names the limit and says when to try again.
+    public static let overLimit = ErrorCode(.overLimit)
     /// The daemon failed; the message says what.
     public static let `internal` = ErrorCode(.internal)
+
+    /// What a user should do about an error with this code, for a client to show beside the
+    /// daemon's message; nil when the message says it all.
+    public var advice: String? {
+        switch Known(rawValue: rawValue) {
+        case .overLimit?:
+            "Nothing was delivered; send it again later: the message names the limit (a key of docroute.toml) and, for a budget per minute, when there is room again. What waits for a handler makes room as the handler acknowledges it."
+        default:
+            nil
+        }
+    }
 
     /// Reads the code's text, known or not.
     public init(from decoder: any Decoder) throws {
