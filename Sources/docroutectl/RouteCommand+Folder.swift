@@ -1,11 +1,10 @@
 import DocRouteConfiguration
 import DocRouteHandlers
 import DocRouteIntake
+import DocRoutePlatform
 import DocRouteTypes
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 extension RouteCommand {
     /// How many of a mailbox folder's files `route` lists.
@@ -106,18 +105,19 @@ extension RouteCommand {
     /// followed as deep as intake follows them, a package inside counted as one document.
     func collect(_ folder: String, components: [String], depth: Int, engine: TypeEngine, registry: HandlerRegistry,
                  into files: inout [(components: [String], path: String)], total: inout Int) {
-        guard depth < IntakePipeline.nestedFolderDepth,
-              let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names.sorted() where !InboxNames.isInProgress(Array(name.utf8)) {
+        guard depth < IntakePipeline.nestedFolderDepth, let opened = try? FileDescriptor.openDirectory(atPath: FilePath(folder)) else { return }
+        defer { opened.closeIgnoringErrors() }
+        guard let entries = try? opened.directoryEntries() else { return }
+        for entry in entries.sorted(by: { $0.nameBytes.lexicographicallyPrecedes($1.nameBytes) }) where !InboxNames.isInProgress(entry.nameBytes) {
+            let name = InboxNames.display(entry.nameBytes)
             let path = folder + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            let kind = info.st_mode & S_IFMT
-            if kind == S_IFDIR && !PackageFolders.isPackage(named: name, engine: engine, registry: registry) {
+            // Never through a symbolic link, as intake.
+            guard let status = try? opened.status(of: entry.name) else { continue }
+            if status.isDirectory && !PackageFolders.isPackage(named: name, engine: engine, registry: registry) {
                 collect(path, components: components + [name], depth: depth + 1, engine: engine, registry: registry, into: &files, total: &total)
                 continue
             }
-            guard kind == S_IFREG || kind == S_IFDIR else { continue }
+            guard status.isRegularFile || status.isDirectory else { continue }
             total += 1
             if files.count < Self.folderListLimit { files.append((components + [name], path)) }
         }
