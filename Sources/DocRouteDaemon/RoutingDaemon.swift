@@ -258,6 +258,7 @@ package actor RoutingDaemon {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
+            group.addTask { await self.rereadUnreadableManifests() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
             group.addTask { [backend, dispatcher] in
                 // What a `--recover-ledger` left for lack of time, measured while the daemon works
@@ -372,6 +373,29 @@ package actor RoutingDaemon {
             }
             wake.finish()
             await group.waitForAll()
+        }
+    }
+
+    /// How often manifests that could not be read are tried again.
+    static let unreadableManifestRetry: Duration = .seconds(30)
+
+    /// Reloads every ``unreadableManifestRetry`` while a manifest (or the handlers folder) could
+    /// not be read: an I/O error says nothing about the manifest, and the documents its handler
+    /// claims wait in their inboxes meanwhile.
+    func rereadUnreadableManifests() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: Self.unreadableManifestRetry)
+            } catch {
+                return
+            }
+            let unreadable = routing.snapshot.registry.unreadableManifests
+            guard !unreadable.isEmpty else { continue }
+            do {
+                try await reload(reason: "\(unreadable.count) manifest(s) could not be read")
+            } catch {
+                logger.notice("handlers not reloaded: \(error)")
+            }
         }
     }
 

@@ -27,7 +27,12 @@ public struct HandlerDirectory: Sendable {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
         } catch {
             logger.warning("handlers directory cannot be read; no handlers are registered", metadata: ["path": "\(path)", "error": "\(error.localizedDescription)"])
-            return HandlerRegistry(manifests: [])
+            // A folder that is not there has no handlers; one that is there and cannot be read may
+            // hold handlers whose documents must wait, not go to quarantine.
+            guard FileManager.default.fileExists(atPath: path) else { return HandlerRegistry(manifests: []) }
+            return HandlerRegistry(manifests: [], failures: [
+                ManifestFailure(file: path, error: ManifestError(code: .unreadable, inputFile: path, message: "the handlers directory cannot be read: \(error.localizedDescription)")),
+            ])
         }
         var manifests: [HandlerManifest] = []
         var failures: [ManifestFailure] = []

@@ -35,6 +35,13 @@ public struct HandlerRegistry: Sendable {
     /// one replaces) keeps serving and the others are refused, so copying a live handler's manifest
     /// never takes it away with its pending documents; when none of them was loaded before, all are
     /// refused, since which one was meant cannot be told.
+    /// Manifests that could not be read at all (an I/O error, not what they say): the handlers in
+    /// them may well exist, so a document nobody else claims waits for them rather than go to
+    /// quarantine, and the daemon reads them again until it can.
+    public var unreadableManifests: [String] {
+        failures.filter { $0.error.code == .unreadable }.map(\.file)
+    }
+
     public init(manifests: [HandlerManifest], failures: [ManifestFailure] = [], typeIssues: [TypeCatalogIssue] = [],
                 previouslyLoaded: [String: String] = [:]) {
         var failures = failures

@@ -60,6 +60,7 @@ extension IntakePipeline {
         let path = arrival.folder.path + "/" + display
         let classification = snapshot.engine.classify(filename: display)
         guard case .success(let handler) = snapshot.handler(for: classification) else {
+            if waitsForUnreadableManifests(arrival, snapshot: snapshot, contentType: classification.contentType) { return }
             let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
             return await quarantine(arrival, folder: folderFD, mailbox: mailbox,
                                     reason: Self.noHandlerReason(classification.contentType, parents: parents, package: true))

@@ -363,6 +363,7 @@ package actor IntakePipeline {
                 let classification = route.classification
                 guard case .success(let handler) = route.handler else {
                     close(file.descriptor)
+                    if waitsForUnreadableManifests(arrival, snapshot: snapshot, contentType: classification.contentType) { continue }
                     let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
                     await quarantine(arrival, folder: folderFD, mailbox: mailbox,
                                      reason: Self.noHandlerReason(classification.contentType, parents: parents))
