@@ -84,7 +84,7 @@ package actor RoutingDaemon {
     nonisolated let openBudget: OpenBudget
     /// When an `over-limit` refusal was last logged: one a second at most.
     nonisolated let overLimitLogged = Mutex<ContinuousClock.Instant?>(nil)
-    static let version = "docrouted/0.1.0"
+    static let version = DocRouteVersion.daemon
 
     package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
         self.configuration = configuration
