@@ -208,13 +208,16 @@ package actor RoutingDaemon {
         }
     }
 
-    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, logger: Logger) -> Loaded {
+    /// `administrators` is what the last load found, so a reload does not warn again of a
+    /// missing admin_group.
+    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, administrators: AdministratorGroup? = nil,
+                     logger: Logger) -> Loaded {
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
         let defaults = loadDefaults(configuration, logger: logger)
         return Loaded(
             routing: RoutingSnapshot(registry: registry, defaults: defaults, mimeDatabase: mimeDatabase,
                                      containersDirectory: configuration.containersDirectory),
-            administrators: AdministratorGroup.resolve(configuration.adminGroup, logger: logger),
+            administrators: AdministratorGroup.resolve(configuration.adminGroup, previous: administrators, logger: logger),
             handlerUsers: HandlerUsers(registry))
     }
 
@@ -225,8 +228,9 @@ package actor RoutingDaemon {
             throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
         }
         _ = try? notifier?.reloading()
+        let previous = administrators.withLock { $0 }
         let loaded = try await threadPool.runIfActive { [configuration, mimeDatabase, logger] in
-            Self.load(configuration, mimeDatabase: mimeDatabase, logger: logger)
+            Self.load(configuration, mimeDatabase: mimeDatabase, administrators: previous, logger: logger)
         }
         administrators.withLock { $0 = loaded.administrators }
         handlerUsers.withLock { $0 = loaded.handlerUsers }
