@@ -41,8 +41,10 @@ public struct ManifestErrorCode: ErrorCodeProtocol {
     /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
     public static let buildVariable = Self(.buildVariable)
 
-    /// `file: key path: message`, without the key path for the file as a whole.
+    /// `file: key path: message` (`file:line:` when the line is known), without the key path for
+    /// the file as a whole.
     public static func describe(_ error: ManifestError) -> String {
-        [error.inputFile ?? "", error.inputKey, error.message].compactMap { $0 }.joined(separator: ": ")
+        let place = (error.inputFile ?? "") + (error.inputLine.map { ":\($0)" } ?? "")
+        return [place, error.inputKey, error.message].compactMap { $0 }.joined(separator: ": ")
     }
 }
