@@ -16,14 +16,15 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # building and running docrouted needs; the tests add their tools, and the package and the
 # container test (both run by the tests too) theirs.
 APT_RUN_PACKAGES := build-essential libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin
-APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file
+APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file groff-base man-db
 APT_PACKAGING_PACKAGES := debootstrap systemd-container debhelper dpkg-dev lintian
 APT_PACKAGES := $(APT_RUN_PACKAGES) $(APT_TEST_PACKAGES) $(APT_PACKAGING_PACKAGES)
 
-.PHONY: help deps run-deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
+.PHONY: help deps run-deps man build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
+	@echo "make man     the man pages into .build/man (man -l .build/man/docroutectl.1)"
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
 	@echo "make bench-ext4   the comparison again on a journaled ext4 image on the same disk (root)"
@@ -60,10 +61,20 @@ run: build
 	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
 	@PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 
+# The man pages as they are installed, readable from the checkout: man -l .build/man/docroutectl.1
+MAN_DIR := $(CURDIR)/.build/man
+man: build
+	$(SWIFT) build --product generate-manual
+	scripts/make-man.sh "$(BIN_DEBUG)" "$(MAN_DIR)"
+	@echo "read them with: man -l $(MAN_DIR)/docroutectl.1   (also docrouted.8, docroute.toml.5)"
+
 test: deps
 	$(SWIFT) build --build-tests
 	# generate-manual too, for the install script's man-page test (InstallScriptIntegrationTests).
 	$(SWIFT) build --product generate-manual
+	# Every man page as `make man` writes it, rendered by groff with all warnings on: none may warn.
+	scripts/make-man.sh "$(BIN_DEBUG)" "$(MAN_DIR)"
+	scripts/check-man.sh "$(MAN_DIR)"
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# The daemon's targets import only targets above them in the flow (docs/ARCHITECTURE.md).
 	python3 scripts/check-layers.py
