@@ -255,6 +255,7 @@ package actor RoutingDaemon {
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
+            group.addTask { await self.removeExpiredInboxCopies() }
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
