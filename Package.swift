@@ -183,7 +183,7 @@ let package = Package(
             name: "docrouted",
             dependencies: [
                 "DocRouteDaemon", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteLedger", "DocRouteDelivery",
-                "DocRouteServer", "DocRouteSystemd", "DocRouteProtocol",
+                "DocRouteServer", "DocRouteSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,5 +1,5 @@
 import ArgumentParser
-import DocRouteProtocol
+import DocRouteConfiguration
 
 /// `docroutectl`: the administrator's and handler author's tool.
 @main

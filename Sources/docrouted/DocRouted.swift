@@ -4,7 +4,6 @@ import DocRouteDaemon
 import DocRouteDelivery
 import DocRouteLedger
 import DocRoutePlatform
-import DocRouteProtocol
 import DocRouteServer
 import DocRouteSystemd
 import Foundation
