@@ -5,10 +5,6 @@ import Foundation
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Removes from a handler's `Documents/Inbox/<mailbox>/` the copies it acknowledged longer ago
 /// than its manifest's `DocRouteInboxRetentionDays`, so that a sandbox whose handler leaves its
 /// documents where they were delivered does not grow without end.
