@@ -76,8 +76,13 @@ test: deps
 	scripts/make-man.sh "$(BIN_DEBUG)" "$(MAN_DIR)"
 	scripts/check-man.sh "$(MAN_DIR)"
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
-	# The daemon's targets import only targets above them in the flow (docs/ARCHITECTURE.md).
+	# Every import against docs/ARCHITECTURE.md's table and Package.swift's declared dependencies;
+	# the C library and shim only in DocRoutePlatform (scripts/layer-exceptions.txt). Then the
+	# check itself, failing on a planted violation of each kind in a small package.
 	python3 scripts/check-layers.py
+	python3 scripts/test_check_layers.py
+	# A handler depending on the Swift client package resolves none of the daemon's dependencies.
+	SWIFT="$(SWIFT)" scripts/check-client-package.sh
 	# Unit suites, 10 s of each fuzz target (docs/FUZZING.md), then the integration suites (real
 	# daemons, blocking waits) on their own, so their waits never starve the async tests of the
 	# two-core machine's cooperative threads.
@@ -130,6 +135,8 @@ chaos: deps
 	DOCROUTE_FOLDER_FLOOD=200000 $(SWIFT) test --skip-build --filter aFolderFloodLeavesTheDaemonServing
 	DOCROUTE_SPARSE_MIB=1024 DOCROUTE_SPARSE_OPENS=3 $(SWIFT) test --skip-build --filter aSparseFileOpenedAgainAndAgainAsNobodyStaysSparseInTheSandbox
 	DOCROUTE_URL_FLOOD_HUGE=200 DOCROUTE_URL_FLOOD_LONG=5000 $(SWIFT) test --skip-build --filter aURLFloodAsNobodyLeavesTheLedgerBounded
+	DOCROUTE_CHAOS_SPARSE_GIB=16384 DOCROUTE_CHAOS_SLOW_DOCUMENTS=20 $(SWIFT) test --skip-build --filter LedgerRebuildIntegrationTests --filter aPlacedPackageGivenAHugeSparseFileIsSettledWithoutReadingIt
+	DOCROUTE_CHAOS_REMOVED_COPY_MIB=1024 $(SWIFT) test --skip-build --filter RemovedCopyIntegrationTests
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own

@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .executable(name: "docrouted", targets: ["docrouted"]),
         .executable(name: "docroutectl", targets: ["docroutectl"]),
-        .library(name: "DocRouteClient", targets: ["DocRouteClient"]),
         .library(name: "DocRouteTypes", targets: ["DocRouteTypes"]),
     ],
     dependencies: [
+        // DocRouteProtocol, DocRouteErrors and DocRouteClient: the client package, which handler
+        // authors depend on without the daemon's dependencies.
+        .package(path: "Clients/Swift"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -24,12 +26,10 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
-        // The one error shape every domain uses (DocRouteError, SourceLocation); no dependencies.
-        .target(name: "DocRouteErrors"),
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
-            dependencies: ["DocRouteErrors"],
+            dependencies: [.product(name: "DocRouteErrors", package: "Swift")],
             // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
             // embeds it: an installed binary then needs no resource bundle beside it.
             exclude: ["Resources"]
@@ -37,12 +37,10 @@ let package = Package(
         // Pure logic: manifests, the registry and handler selection.
         .target(
             name: "DocRouteHandlers",
-            dependencies: ["DocRouteErrors", "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
+            dependencies: [.product(name: "DocRouteErrors", package: "Swift"), "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
-        // Pure logic: PROTOCOL.md as Codable messages and line framing.
-        .target(name: "DocRouteProtocol", dependencies: ["DocRouteErrors"]),
         // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
-        .target(name: "DocRouteMail", dependencies: ["DocRouteErrors"]),
+        .target(name: "DocRouteMail", dependencies: [.product(name: "DocRouteErrors", package: "Swift")]),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -54,7 +52,7 @@ let package = Package(
         .target(
             name: "DocRouteSystemd",
             dependencies: [
-                "DocRouteErrors", "CDocRouteSystemd",
+                .product(name: "DocRouteErrors", package: "Swift"), "CDocRouteSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 // Errno, as the cause of a failed libsystemd call.
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -67,88 +65,100 @@ let package = Package(
         .target(
             name: "DocRoutePlatform",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "CDocRouteShim",
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // docroute.toml read and checked; the MIME database chosen.
         .target(
             name: "DocRouteConfiguration",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteTypes", "DocRouteHandlers",
+                .product(name: "DocRouteErrors", package: "Swift"),
+                "DocRoutePlatform", "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // A Maildir's messages read into attachment files (the parser is DocRouteMail).
         .target(
             name: "DocRouteMaildir",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", "DocRouteProtocol",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", .product(name: "DocRouteProtocol", package: "Swift"),
+                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
+                "CDocRouteShim",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // inotify, the arrival queue, typing and handler selection: files in, delivery requests out.
         .target(
             name: "DocRouteIntake",
             dependencies: [
-                "DocRouteErrors",
+                .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteMail",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteMail",
+                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
+                "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The delivery ledger (SQLite through GRDB): what was delivered, what is owed, acknowledgements.
         .target(
             name: "DocRouteLedger",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteProtocol",
+                "DocRoutePlatform", .product(name: "DocRouteProtocol", package: "Swift"),
+                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
+                "CDocRouteShim",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // Copies into sandboxes in batches, durable before they count; quarantine; reclamation.
         .target(
             name: "DocRouteDelivery",
             dependencies: [
-                "DocRouteErrors",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
+                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
+                "CDocRouteShim",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The Unix sockets, requests, telling handlers (dispatch) and launching them.
         .target(
             name: "DocRouteServer",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
-                "DocRouteHandlers", "DocRouteProtocol",
+                .product(name: "DocRouteErrors", package: "Swift"),
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
+                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
+                "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // What the daemon is doing: status, metrics, progress.
         .target(
             name: "DocRouteOperations",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
-                "DocRouteServer", "DocRouteProtocol",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                "DocRouteServer", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
@@ -156,24 +166,9 @@ let package = Package(
         .target(
             name: "DocRouteDaemon",
             dependencies: [
-                "DocRouteErrors",
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger", "DocRouteDelivery",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteDelivery",
                 "DocRouteServer", "DocRouteOperations",
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteSystemd",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // Library for handlers written in Swift.
-        .target(
-            name: "DocRouteClient",
-            dependencies: [
-                "DocRouteErrors", "DocRouteProtocol",
-                // sendmsg with SCM_RIGHTS (open-descriptor) needs the CMSG macros.
-                "CDocRouteShim",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -193,7 +188,7 @@ let package = Package(
         .executableTarget(
             name: "docroutectl",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "DocRouteClient", "DocRouteMail",
+                "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), .product(name: "DocRouteClient", package: "Swift"), "DocRouteMail",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // IOError's errno, to say why a connect failed.
@@ -205,9 +200,10 @@ let package = Package(
         .executableTarget(
             name: "docroute-bench",
             dependencies: [
-                "DocRouteTypes", "DocRouteHandlers", "DocRouteProtocol", "CDocRouteShim",
+                "DocRouteTypes", "DocRouteHandlers", "CDocRouteShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What every test target shares: temporary folders, fixtures, a line client, a Prometheus
@@ -222,18 +218,27 @@ let package = Package(
             path: "Tests/DocRouteTestSupport"
         ),
         .testTarget(name: "DocRouteTypesTests", dependencies: ["DocRouteTypes", "DocRouteTestSupport"]),
-        .testTarget(name: "DocRouteHandlersTests", dependencies: ["DocRouteHandlers", "DocRouteTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "DocRouteProtocolTests", dependencies: ["DocRouteProtocol", "DocRouteTestSupport"]),
+        .testTarget(
+            name: "DocRouteHandlersTests",
+            dependencies: ["DocRouteHandlers", "DocRouteTypes", "DocRouteTestSupport", .product(name: "Logging", package: "swift-log")],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(name: "DocRouteProtocolTests", dependencies: [.product(name: "DocRouteProtocol", package: "Swift"), "DocRouteTestSupport"]),
         // The Maildir tests drive the daemon's Maildir reading and intake too; Fixtures holds Python scripts.
         .testTarget(
             name: "DocRouteMailTests",
-            dependencies: ["DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteTestSupport"],
+            dependencies: [
+                "DocRouteMail", "DocRouteMaildir", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake",
+                .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "DocRouteClientTests",
             dependencies: [
-                "DocRouteClient", "DocRouteProtocol", "DocRouteTestSupport",
+                .product(name: "DocRouteClient", package: "Swift"), .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -241,16 +246,24 @@ let package = Package(
         .testTarget(
             name: "DocRouteDaemonTests",
             dependencies: [
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake", "DocRouteLedger",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
                 "DocRouteDelivery", "DocRouteServer", "DocRouteOperations", "DocRouteDaemon", "DocRouteTestSupport",
                 // The daemon tests build the intake's routing snapshot and a real event loop.
-                "DocRouteHandlers", "DocRouteTypes",
+                "DocRouteHandlers", "DocRouteTypes", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                // The ledger tests checkpoint the write-ahead log before they damage the SQLite file.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "DocRouteSystemdTests", dependencies: ["DocRouteSystemd", "DocRouteTestSupport"]),
+        .testTarget(
+            name: "DocRouteSystemdTests",
+            dependencies: ["DocRouteSystemd", "DocRouteTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         // Runs the built docrouted and docroutectl; depends on them so `swift build --build-tests` builds them.
-        .testTarget(name: "IntegrationTests", dependencies: ["DocRouteProtocol", "DocRouteClient", "DocRouteTestSupport", "docrouted", "docroutectl", "docroute-bench"]),
+        .testTarget(name: "IntegrationTests", dependencies: [.product(name: "DocRouteProtocol", package: "Swift"), .product(name: "DocRouteClient", package: "Swift"), "DocRouteTestSupport", "docrouted", "docroutectl", "docroute-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -258,18 +271,18 @@ let package = Package(
 // libFuzzer targets (make fuzz, docs/FUZZING.md): LLVMFuzzerTestOneInput and no main, so they link only
 // with -sanitize=fuzzer; declared only when DOCROUTE_FUZZ=1, which keeps `swift build` unchanged.
 if Context.environment["DOCROUTE_FUZZ"] == "1" {
-    let fuzzTargets: [(name: String, library: Target.Dependency)] = [
-        ("FuzzManifestReader", "DocRouteHandlers"),
-        ("FuzzMailParser", "DocRouteMail"),
-        ("FuzzProtocolLine", "DocRouteProtocol"),
-        ("FuzzContentSniffer", "DocRouteTypes"),
+    let fuzzTargets: [(name: String, libraries: [Target.Dependency])] = [
+        ("FuzzManifestReader", ["DocRouteHandlers", "DocRouteTypes"]),
+        ("FuzzMailParser", ["DocRouteMail"]),
+        ("FuzzProtocolLine", [.product(name: "DocRouteProtocol", package: "Swift")]),
+        ("FuzzContentSniffer", ["DocRouteTypes"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Sources/FuzzSupport"))
     for target in fuzzTargets {
         package.products.append(.executable(name: target.name, targets: [target.name]))
         package.targets.append(.executableTarget(
             name: target.name,
-            dependencies: [target.library, "FuzzSupport"],
+            dependencies: target.libraries + ["FuzzSupport"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ))
     }

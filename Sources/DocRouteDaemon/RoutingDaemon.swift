@@ -256,6 +256,13 @@ package actor RoutingDaemon {
             group.addTask { await self.reloadOnManifestChanges() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
             group.addTask { await self.removeExpiredInboxCopies() }
+            group.addTask { [backend, dispatcher] in
+                // What a `--recover-ledger` left for lack of time, measured while the daemon works
+                // (see LedgerBackend.continueRebuild for why it need not come before).
+                await backend.continueRebuild { bundle in await dispatcher.committed(bundleIdentifier: bundle) }
+                // The group ends with its first task, which must be the intake loop's.
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            }
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }

@@ -87,7 +87,7 @@ extension DeliveryBatch {
             return .failed(DeliveryLedger.ledgerError("open the mailbox folder", error))
         }
         defer { folder.close() }
-        let temporaryName = Self.packageTemporaryPrefix + UUID().uuidString.lowercased()
+        let temporaryName = Self.packageTemporaryPrefix + UUID.random().uuidString.lowercased()
         let temporaryPath = folder.path(of: temporaryName).string
         var staged = false
         var placedName: String?

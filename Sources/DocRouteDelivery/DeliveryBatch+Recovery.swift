@@ -168,8 +168,15 @@ extension DeliveryBatch {
               status.device == record.finalDevice, status.inode == record.finalInode else { return false }
         let opened = try PackageTree.openFolder(name, in: folder.descriptor.rawValue, describing: path)
         defer { close(opened) }
-        let digest = try PackageTree.digest(of: opened, describing: path)
-        return digest.size == record.size && digest.sha256 == record.sha256
+        // Read no further than the size staged: the handler owns the folder and may have added a
+        // file of any size to it (a sparse 16 TiB one costs nothing to make), and the daemon
+        // cannot start until this is settled.
+        do {
+            let digest = try PackageTree.digest(of: opened, describing: path, sizeLimit: record.size)
+            return digest.size == record.size && digest.sha256 == record.sha256
+        } catch is PackageTree.LargerThanExpected {
+            return false
+        }
     }
 
     /// Removes our temporaries in every `Documents/Inbox/<mailbox>/` of a container. Called when

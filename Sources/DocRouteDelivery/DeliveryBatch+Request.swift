@@ -7,9 +7,6 @@ import SystemPackage
 /// One file to deliver; see ``DeliveryBatch/Request``.
 package typealias DeliveryRequest = DeliveryBatch.Request
 
-/// What became of one request; see ``DeliveryBatch/Outcome``.
-package typealias DeliveryOutcome = DeliveryBatch.Outcome
-
 extension DeliveryBatch {
     /// One file to deliver: an open source, where it came from, and where it goes.
     ///
@@ -70,7 +67,7 @@ extension DeliveryBatch {
 
         /// Creates a request.
         package init(
-            deliveryID: UUID = UUID(),
+            deliveryID: UUID = .random(),
             source: FileDescriptor,
             sourceStatus: FileStatus,
             sourcePath: FilePath,

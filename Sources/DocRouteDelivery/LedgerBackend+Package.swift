@@ -6,9 +6,6 @@ import Foundation
 import Logging
 import Synchronization
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension LedgerBackend {
     /// Delivers a package document whole on the delivery pool (see

@@ -173,11 +173,24 @@ package enum PackageTree {
         return total
     }
 
+    /// A tree's files add up to more than the size it was expected to have.
+    struct LargerThanExpected: Error, CustomStringConvertible {
+        /// The file that passed the size.
+        var path: String
+        var description: String { "\(path) makes the tree larger than expected" }
+    }
+
     /// The total size and a SHA-256 (lowercase hex) over a tree: each entry's path relative to
     /// `folder`, kind, and for a file its size and bytes, in sorted order (depth first, a folder
     /// before what it holds). The same tree gives the same digest wherever it lies, so recovery
     /// can tell a placed package from anything else. Iterative, like ``copy``.
-    static func digest(of folder: CInt, describing path: String) throws -> (size: Int64, sha256: String) {
+    /// - Throws: ``DocumentDigest/OverTime`` once `deadline` has passed (``LedgerRebuild`` bounds
+    ///   the time a package in a sandbox may take, as a file's); ``LargerThanExpected`` as soon as
+    ///   its files add up to more than `sizeLimit` bytes (recovery knows the size the tree it
+    ///   looks for had: a tree its handler added a huge, even sparse, file to is not it, and is
+    ///   not read to its end to find that out).
+    static func digest(of folder: CInt, describing path: String, deadline: ContinuousClock.Instant? = nil,
+                       sizeLimit: Int64? = nil) throws -> (size: Int64, sha256: String) {
         var hash = SHA256()
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 4096)
@@ -213,6 +226,7 @@ package enum PackageTree {
                     }
                     stack.append((child, entryRelative, entryPath, childEntries, 0))
                 case S_IFREG:
+                    if let sizeLimit, total + info.size > sizeLimit { throw LargerThanExpected(path: entryPath) }
                     let file = try DeliveryError.performing("open", entryPath) {
                         try FileDescriptor(rawValue: top.descriptor).open(name, flags: O_RDONLY | O_NONBLOCK).rawValue
                     }
@@ -220,6 +234,8 @@ package enum PackageTree {
                     var contents = SHA256()
                     var offset: Int64 = 0
                     while true {
+                        if let deadline, ContinuousClock.now >= deadline { throw DocumentDigest.OverTime(path: entryPath) }
+                        if let sizeLimit, total + offset > sizeLimit { throw LargerThanExpected(path: entryPath) }
                         let count = try DeliveryError.performing("read", entryPath) { try FileDescriptor(rawValue: file).read(into: buffer, atOffset: offset) }
                         if count == 0 { break }
                         contents.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -320,11 +336,6 @@ package enum PackageTree {
     /// The entries of an open folder; a folder that cannot be read throws rather than look empty.
     static func entries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
         try DeliveryError.performing("list folder", path) { try FileDescriptor(rawValue: folder).directoryEntries() }
-    }
-
-    static func withCName<T>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        let bytes = name.map { CChar(bitPattern: $0) } + [0]
-        return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
 
     private static func sortedEntries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {

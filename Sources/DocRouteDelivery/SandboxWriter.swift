@@ -537,6 +537,16 @@ package struct SandboxWriter: Sendable {
         guard let from = FilePath.Component(temporaryName), let to = FilePath.Component(finalName) else {
             throw DeliveryError(code: .invalidName, message: "\(finalName.debugDescription) is not a file name.")
         }
-        return try DeliveryError.performing("rename", folder.path(of: finalName).string) { try folder.descriptor.renameNoReplace(from, to: to, in: folder.descriptor) }
+        do {
+            return try DeliveryError.performing("rename", folder.path(of: finalName).string) { try folder.descriptor.renameNoReplace(from, to: to, in: folder.descriptor) }
+        } catch let error as DeliveryError where error.code == .vanished {
+            // ENOENT here names our temporary (or its folder), never the source, which is held
+            // open: reported as `vanished`, the source would be given up although it is still in
+            // its inbox. Someone removed the copy; the source is copied again.
+            throw DeliveryError(
+                code: .copyRemoved,
+                message: "\(folder.path(of: temporaryName).string), the copy made for \(finalName), was removed before it was put in place. \(DeliveryError.advice(for: .copyRemoved))",
+                cause: error.errno)
+        }
     }
 }

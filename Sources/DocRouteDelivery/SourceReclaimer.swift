@@ -217,7 +217,7 @@ package final class SourceReclaimer: Sendable {
     static func putBack(_ aside: FilePath.Component, from folder: FileDescriptor, as name: FilePath.Component,
                         in directory: FileDescriptor, describing path: String, logger: Logger) throws {
         if try DeliveryError.performing("rename back", path, { try folder.renameNoReplace(aside, to: name, in: directory) }) { return }
-        let kept = FilePath.Component("\(name.stem)-kept-\(UUID().uuidString.prefix(8))\(name.extension.map { "." + $0 } ?? "")")!
+        let kept = FilePath.Component("\(name.stem)-kept-\(UUID.random().uuidString.prefix(8))\(name.extension.map { "." + $0 } ?? "")")!
         _ = try DeliveryError.performing("rename back", path) { try folder.renameNoReplace(aside, to: kept, in: directory) }
         logger.warning("a file that replaced a delivered source under its name was put back beside it, its own name being taken a third time", metadata: [
             "path": "\(path)", "kept-as": "\(kept.string)",

@@ -457,9 +457,6 @@ package actor IntakePipeline {
         activity.settled(retrying.isEmpty ? batch : batch.filter { !retrying.contains($0) })
     }
 
-    /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
-    /// for ``quietPeriod``. It counts as waiting meanwhile.
-
     /// Delivers one document that did not come from an inbox (`open`), by the path an inbox's
     /// files take: handed to the backend, reported, counted, its handler told once it is committed.
     /// The document's descriptor is closed here.
@@ -487,6 +484,8 @@ package actor IntakePipeline {
             + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this file's path"
     }
 
+    /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone
+    /// for ``quietPeriod``. It counts as waiting meanwhile.
     func scheduleRetry(_ arrival: ArrivalQueue.Arrival) {
         let count = (attempts[arrival] ?? 0) + 1
         attempts[arrival] = count

@@ -33,7 +33,7 @@ package struct PackageDelivery: Sendable {
     /// Extra annotation entries as a JSON object, or nil.
     package var annotation: String?
 
-    package init(deliveryID: UUID = UUID(), sourceFolder: DirectoryHandle, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+    package init(deliveryID: UUID = .random(), sourceFolder: DirectoryHandle, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                  mailbox: String, owner: (uid: UInt32, gid: UInt32)? = nil, originalName: String, extensionChain: String,
                  contentType: String, bundleIdentifier: String, sourceApplication: String? = nil, annotation: String? = nil) {
         self.deliveryID = deliveryID

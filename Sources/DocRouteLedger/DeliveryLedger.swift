@@ -337,7 +337,7 @@ package final class DeliveryLedger: Sendable {
         url: String,
         sourceApplication: String? = nil,
         annotation: String? = nil,
-        deliveryID: UUID = UUID(),
+        deliveryID: UUID = .random(),
         requesterUID: UInt32? = nil,
         at date: Date = Date()
     ) throws -> LedgerRecord {

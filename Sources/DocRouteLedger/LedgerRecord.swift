@@ -94,7 +94,7 @@ package struct LedgerRecord: Sendable, Hashable {
 
     /// Creates a record; the ledger fills in ``sequence`` and the dates it owns.
     package init(
-        deliveryID: UUID = UUID(),
+        deliveryID: UUID = .random(),
         sequence: Int64 = 0,
         bundleIdentifier: String,
         kind: Kind,

@@ -1,12 +1,6 @@
 import DocRouteMail
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// What streaming one Maildir message into the scratch folder produced.
 package struct MaildirExtraction: Sendable {
     /// What the parser found: envelope, every attachment (wanted or not), problems. When

@@ -3,12 +3,6 @@ import DocRouteMail
 import DocRoutePlatform
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Where the mailboxes and messages of a Maildir root are (Maildir++ as Courier, Dovecot and
 /// Postfix's virtual delivery write it).
 ///

@@ -20,6 +20,7 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
         case vanished
         case changed
         case moved
+        case copyRemoved = "copy-removed"
         case tooLarge = "too-large"
         case invalidName = "invalid-name"
         case nameExhausted = "name-exhausted"
@@ -52,6 +53,9 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
     package static let changed = Self(.changed)
     /// A sandbox folder was moved away (by its handler) while a copy was written into it.
     package static let moved = Self(.moved)
+    /// docrouted's temporary copy (or the folder holding it) was removed from the sandbox, by its
+    /// handler, before the copy got its final name: the source is still there to copy again.
+    package static let copyRemoved = Self(.copyRemoved)
     /// The file is larger than the destination accepts (EFBIG).
     package static let tooLarge = Self(.tooLarge)
     /// A name (mailbox, file) cannot be used, even after sanitising.
@@ -69,10 +73,11 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
     package static let overLimit = Self(.overLimit)
 
     /// Whether trying again later can succeed: a full disk, a permission or read-only problem an
-    /// administrator can fix, a busy ledger. A source changed while it was copied is tried again once it is quiet. A vanished source or a bad name cannot.
+    /// administrator can fix, a busy ledger. A source changed while it was copied is tried again once it is quiet, and so is
+    /// one whose copy a handler removed from its sandbox (``copyRemoved``). A vanished source or a bad name cannot.
     package var isRetryable: Bool {
         switch known {
-        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink, .changed, .moved, .overLimit: true
+        case .noSpace, .permissionDenied, .readOnly, .ledger, .io, .notDirectory, .symbolicLink, .changed, .moved, .copyRemoved, .overLimit: true
         case .vanished, .notRegularFile, .ledgerDamaged, .tooLarge, .invalidName, .nameExhausted: false
         }
     }
@@ -106,6 +111,8 @@ package struct DeliveryErrorCode: ErrorCodeProtocol {
             "The source was still being written; it stays in its inbox and is delivered once nobody has changed it for a few seconds."
         case .moved:
             "The handler moved its mailbox folder out of its container during the copy; docrouted re-creates the mailbox and delivers the source (still in its inbox) again."
+        case .copyRemoved:
+            "The handler removed docrouted's temporary copy (.docroute-*.tmp) or its mailbox folder while the copy was made; the source stays in its inbox and is delivered again. A handler must leave docrouted's temporary files alone."
         case .tooLarge:
             "The destination file system does not accept files this large."
         case .invalidName:

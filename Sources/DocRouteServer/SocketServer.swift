@@ -74,10 +74,6 @@ package actor SocketServer {
         self.refusals = RefusalLog(logger: logger, what: "main socket")
     }
 
-    package init(group: any EventLoopGroup, responder: any RequestResponder, maxConnections: Int, logger: Logger) {
-        self.init(group: group, responder: responder, limits: ConnectionLimits(maxConnections: maxConnections), logger: logger)
-    }
-
     /// Where the socket comes from.
     package enum Endpoint: Sendable {
         /// Bind this path (a stale socket file left by a crash is replaced, one another daemon still

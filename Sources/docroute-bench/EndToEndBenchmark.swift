@@ -1,8 +1,5 @@
 import ArgumentParser
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension DocRouteBench {
     struct EndToEnd: AsyncParsableCommand {

@@ -14,7 +14,8 @@ struct BookmarkCommand: ParsableCommand {
             the first bytes. Resolving tries the recorded path first, then searches the container \
             for the same inode, then for the same size and digest; "stale" means the document had \
             to be searched for (make a new bookmark). A bookmark never resolves outside the \
-            container it was made in and never follows a symbolic link.
+            container it was made in and never follows a symbolic link; without --container it \
+            resolves only in a container of your own (owned by you, holding Documents/).
             """,
         subcommands: [Create.self, Resolve.self])
 
@@ -46,11 +47,11 @@ struct BookmarkCommand: ParsableCommand {
             abstract: "Find the document a bookmark refers to; print its URL and whether the bookmark was stale.",
             discussion: """
                 Prints the document's file URL on the first line and "current" or "stale" on the \
-                second. Exits 1 with the reason (not-found, other-container, symbolic-link, \
-                invalid-data) when it cannot be found.
+                second. Exits 1 with the reason (not-found, other-container, not-in-container, \
+                symbolic-link, invalid-data) when it cannot be found.
                 """)
 
-        @Option(help: ArgumentHelp("Where the container is now (default: where the bookmark was made). It must be the same folder.", valueName: "dir"))
+        @Option(help: ArgumentHelp("Where the container is now (default: where the bookmark was made, if it is yours). It must be the same folder.", valueName: "dir"))
         var container: String?
 
         @Argument(help: ArgumentHelp("The bookmark, base64 as `bookmark create` printed it.", valueName: "data"))

@@ -157,7 +157,7 @@ struct QuarantineCommand: ParsableCommand {
                         throw CtlError("\(target) already exists in the inbox; move the file by hand under another name")
                     }
                 } catch let error as DeliveryError where error.errno == .improperLink {
-                    let temporary = to.removingLastComponent().appending(".docroute-release-\(UUID().uuidString)")
+                    let temporary = to.removingLastComponent().appending(".docroute-release-\(UUID.random().uuidString)")
                     do {
                         try FileManager.default.copyItem(atPath: source, toPath: temporary.string)
                         let descriptor = open(temporary.string, O_RDONLY | O_CLOEXEC)

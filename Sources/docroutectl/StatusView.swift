@@ -69,10 +69,28 @@ struct StatusView {
                 inbox.path, inbox.extra["kind"]?.stringValue ?? "-",
                 inbox.extra["waiting"]?.integerValue.map(Self.grouped) ?? "-",
                 inbox.extra["quarantined"]?.integerValue.map(Self.grouped) ?? "-",
-                inbox.mailboxes.joined(separator: ", "),
+                Self.listed(inbox.mailboxes, shown: 8),
             ])
         }
-        return Self.table(rows)
+        return Self.table(rows) + folderLimitLines
+    }
+
+    /// A line for each inbox at or near `max_mailboxes`: what is not served there, and why.
+    var folderLimitLines: [String] {
+        report.inboxes.compactMap { inbox in
+            guard let watched = inbox.extra["watchedFolders"]?.integerValue, let limit = inbox.extra["maxMailboxes"]?.integerValue else { return nil }
+            let notServed = inbox.extra["foldersNotServed"]?.integerValue ?? 0
+            guard notServed > 0 || watched * 10 >= limit * 9 else { return nil }
+            var line = "\(inbox.path): \(Self.grouped(watched)) of \(Self.grouped(limit)) folders watched (max_mailboxes)"
+            if notServed > 0 { line += "; \(Self.grouped(notServed)) folders made past it are not served, their files wait there" }
+            return line
+        }
+    }
+
+    /// The first `shown` names, then how many more.
+    static func listed(_ names: [String], shown: Int) -> String {
+        guard names.count > shown else { return names.joined(separator: ", ") }
+        return names.prefix(shown).joined(separator: ", ") + ", … (\(grouped(Int64(names.count - shown))) more)"
     }
 
     /// `scan  [#########.......] 5,120/10,000  2,300/s  ETA 2s`; nil without `done` and `total`.

@@ -42,19 +42,57 @@ struct DocRouted: AsyncParsableCommand {
         discussion: "The damaged files are kept as ledger.sqlite.damaged-<time>. Every document in a sandbox gets a row again (path, size, SHA-256); one the old ledger still shows acknowledged stays so, any other is announced to its handler again."))
     var recoverLedger = false
 
+    @Option(help: ArgumentHelp(
+        "With --recover-ledger: the seconds one document may take to be digested.",
+        discussion: "A document that takes longer is owed to its handler again, undigested, and named in the output.",
+        valueName: "seconds"))
+    var recoverFileSeconds: Double = LedgerRebuild.seconds(LedgerRebuild.Limits.default.perFile)
+
+    @Option(help: ArgumentHelp(
+        "With --recover-ledger: the seconds all documents may take together.",
+        discussion: "The documents left when they are spent are measured by the daemon after it starts, in the background.",
+        valueName: "seconds"))
+    var recoverTotalSeconds: Double = LedgerRebuild.seconds(LedgerRebuild.Limits.default.total)
+
+    var recoveryLimits: LedgerRebuild.Limits {
+        LedgerRebuild.Limits(perFile: .milliseconds(Int64(max(0, recoverFileSeconds) * 1000)),
+                             total: .milliseconds(Int64(max(0, recoverTotalSeconds) * 1000)))
+    }
+
     func run() async throws {
         ProcessLimits.limitMallocArenas()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
         // action); it would only ask for a reload of what is being loaded anyway.
         signal(SIGHUP, SIG_IGN)
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level).bootstrap()
+        let logging = LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level)
+        logging.bootstrap()
+        let destination = logging.destination
+        do {
+            try await serve(destination: destination)
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            // Anything else would be printed by the argument parser with one plain write to
+            // stderr, lost when that write fails: the reason is the one line that must get out.
+            Self.stop("\(error)", destination: destination)
+            throw ExitCode(1)
+        }
+    }
+
+    /// Says why docrouted stops, where its logs go, through ``FinalLine`` (retried, never lost to
+    /// a passing write error).
+    static func stop(_ message: String, destination: LoggingBootstrap.Destination) {
+        FinalLine.report(message, destination: destination, syslogIdentifier: "docrouted")
+    }
+
+    func serve(destination: LoggingBootstrap.Destination) async throws {
         let logger = Logger(label: "docrouted")
         var configuration: DaemonConfiguration
         do {
             configuration = try config.map { path throws(ConfigurationError) in try DaemonConfiguration.load(path: path) } ?? DaemonConfiguration.embeddedDefault()
         } catch {
-            FileHandle.standardError.write(Data("docrouted: configuration error: \(error)\n".utf8))
+            Self.stop("configuration error: \(error)", destination: destination)
             throw ExitCode(2)
         }
         if check {
@@ -66,13 +104,12 @@ struct DocRouted: AsyncParsableCommand {
         do {
             stateLock = try StateDirectoryLock.acquire(stateDirectory: configuration.stateDirectory, mode: LedgerBackend.stateDirectoryMode(configuration))
         } catch {
-            FileHandle.standardError.write(Data("docrouted: \(error)\n".utf8))
-            logger.critical("\(error)")
+            Self.stop("\(error)", destination: destination)
             throw ExitCode(1)
         }
         defer { withExtendedLifetime(stateLock) {} }
         if recoverLedger {
-            return try Self.recoverLedger(configuration, logger: logger)
+            return try Self.recoverLedger(configuration, limits: recoveryLimits, logger: logger, destination: destination)
         }
         let activation: SocketActivation
         let endpoint: SocketServer.Endpoint
@@ -101,8 +138,7 @@ struct DocRouted: AsyncParsableCommand {
                 endpoint = .path(configuration.socket)
             }
         } catch {
-            FileHandle.standardError.write(Data("docrouted: the socket cannot be set up: \(error)\n".utf8))
-            logger.critical("the socket cannot be set up: \(error)")
+            Self.stop("the socket cannot be set up: \(error)", destination: destination)
             throw ExitCode(1)
         }
         let descriptors = ProcessLimits.raiseDescriptorLimit()
@@ -118,16 +154,15 @@ struct DocRouted: AsyncParsableCommand {
         do {
             backend = try LedgerBackend(configuration: configuration, logger: logger)
         } catch let error as DeliveryError where error.code == .ledgerDamaged {
-            // Logged (critical) by the ledger; said again where a person running it by hand looks.
-            FileHandle.standardError.write(Data("docrouted: \(error.message)\n".utf8))
+            // Logged (critical) by the ledger; said again, as the last line, where it must be seen.
+            Self.stop(error.message, destination: destination)
             throw ExitCode(Self.ledgerDamagedExitCode)
         }
         // A ledger removed, replaced or damaged under the running daemon: stop at once, before
         // another source is removed from its inbox on the strength of a commit that is lost.
         // systemd restarts the daemon, whose start-up check then refuses with the steps.
         let watch = try backend.watchLedger { error in
-            logger.critical("stopping at once: \(error.message)", metadata: ["code": "\(error.code.rawValue)"])
-            FileHandle.standardError.write(Data("docrouted: stopping at once: \(error.message)\n".utf8))
+            Self.stop("stopping at once: \(error.message) (\(error.code.rawValue))", destination: destination)
             _exit(Self.ledgerDamagedExitCode)
         }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
@@ -146,12 +181,13 @@ extension DocRouted {
     /// The exit status when the ledger is damaged, gone or replaced (documented in the README).
     static let ledgerDamagedExitCode: Int32 = 3
 
-    static func recoverLedger(_ configuration: DaemonConfiguration, logger: Logger) throws {
+    static func recoverLedger(_ configuration: DaemonConfiguration, limits: LedgerRebuild.Limits, logger: Logger,
+                              destination: LoggingBootstrap.Destination) throws {
         let report: LedgerRebuild.Report
         do {
-            report = try LedgerRebuild.run(configuration: configuration, logger: logger)
+            report = try LedgerRebuild.run(configuration: configuration, limits: limits, logger: logger)
         } catch {
-            FileHandle.standardError.write(Data("docrouted: the ledger could not be rebuilt: \(error)\n".utf8))
+            Self.stop("the ledger could not be rebuilt: \(error)", destination: destination)
             throw ExitCode(1)
         }
         for file in report.damagedFiles { print("kept the damaged file as \(file)") }
@@ -162,6 +198,12 @@ extension DocRouted {
         print("  owed to their handlers again: \(report.owed)")
         print("URL deliveries kept: \(report.urls)")
         for entry in report.unreadable { print("not readable, left out: \(entry)") }
+        for path in report.undigested {
+            print("not digested within \(LedgerRebuild.seconds(limits.perFile)) s (--recover-file-seconds), owed to its handler again: \(path)")
+        }
+        if report.deferred > 0 {
+            print("left when the \(LedgerRebuild.seconds(limits.total)) s of --recover-total-seconds were spent: \(report.deferred) documents; they are measured by the daemon after it starts, in the background")
+        }
         print("start the service again: systemctl start docroute")
     }
 

@@ -172,4 +172,63 @@ import Glibc
         #expect(throws: DocumentBookmarkError.self) { try DocumentBookmark(data: Data("hello".utf8)) }
         #expect(throws: DocumentBookmarkError.self) { try DocumentBookmark(url: URL(fileURLWithPath: "/etc/hostname")) }
     }
+
+    /// Bookmark data as an attacker writes it: any container, any path, with the identities it
+    /// can read from `stat`.
+    static func crafted(container: String, path: String) throws -> Data {
+        var folder = stat()
+        var file = stat()
+        #expect(lstat(container, &folder) == 0)
+        #expect(lstat((container.hasSuffix("/") ? container : container + "/") + path, &file) == 0)
+        let json = """
+            {"container":"\(container)","containerDevice":\(UInt64(folder.st_dev)),"containerInode":\(UInt64(folder.st_ino)),\
+            "device":\(UInt64(file.st_dev)),"digest":"","inode":\(UInt64(file.st_ino)),"modified":0,"path":"\(path)","size":\(Int64(file.st_size))}
+            """
+        return Data(Array("DRBM".utf8) + [UInt8(DocumentBookmark.version)]) + Data(json.utf8)
+    }
+
+    @Test func aCraftedBookmarkNamingTheRootFolderResolvesNothingThere() throws {
+        let bookmark = try DocumentBookmark(data: Self.crafted(container: "/", path: "etc/passwd"))
+        var resolved: String?
+        #expect {
+            resolved = try bookmark.resolve().url.path
+        } throws: { error in
+            (error as? DocumentBookmarkError).map { [.notInContainer, .otherContainer].contains($0.code) } ?? false
+        }
+        #expect(resolved == nil, "resolved outside any container: \(resolved ?? "")")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "giving the container to another user needs root"))
+    func withoutANamedContainerOnlyTheCallersOwnContainerIsSearched() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let bookmark = try fixture.bookmark()
+        // The container belongs to another user now (as another handler's does).
+        #expect(chown(fixture.container, 4242, 4242) == 0)
+        #expect {
+            try bookmark.resolve()
+        } throws: { error in
+            (error as? DocumentBookmarkError).map { $0.code == .otherContainer && $0.message.contains("--container") } ?? false
+        }
+        // Named by the caller, it resolves there.
+        let found = try bookmark.resolve(container: URL(fileURLWithPath: fixture.container))
+        #expect(found.url.path == fixture.document && !found.isStale)
+    }
+
+    @Test func aDeletedEmptyDocumentIsNotFoundInAnotherEmptyFile() throws {
+        let fixture = try Fixture(size: 0)
+        defer { fixture.remove() }
+        let bookmark = try fixture.bookmark()
+        // Another empty file in the container: same size, same (empty) digest, not the document
+        // (made before the document goes, so it cannot be given the document's inode number).
+        #expect(FileManager.default.createFile(atPath: fixture.container + "/Documents/notes.txt", contents: Data()))
+        #expect(unlink(fixture.document) == 0)
+        var resolved: String?
+        #expect {
+            resolved = try bookmark.resolve().url.path
+        } throws: { error in
+            (error as? DocumentBookmarkError)?.code == .notFound
+        }
+        #expect(resolved == nil, "an empty file matched: \(resolved ?? "")")
+    }
 }

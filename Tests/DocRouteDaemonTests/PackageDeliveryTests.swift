@@ -94,6 +94,34 @@ import Glibc
         #expect(scratch.list("inbox") == [])
     }
 
+    /// A crash left a package placed but not committed, and its handler added a huge sparse file
+    /// to it: the next start finds it is not the tree staged without reading that file (it would
+    /// read 64 GiB of holes, 16 TiB under `make chaos`, before the daemon could start).
+    @Test func aPlacedPackageGivenAHugeSparseFileIsSettledWithoutReadingIt() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
+        let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: .place)
+        let gibibytes = Int64(ProcessInfo.processInfo.environment["DOCROUTE_CHAOS_SPARSE_GIB"] ?? "") ?? 64
+        let huge = open(scratch.path("\(Self.sandbox)/Report.rtfd/huge.bin").string, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        #expect(huge >= 0)
+        #expect(pwrite(huge, "added\n", 6, 0) == 6)
+        #expect(ftruncate(huge, off_t(gibibytes << 30) - (gibibytes >= 16384 ? 1 << 20 : 0)) == 0)
+        close(huge)
+
+        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let started = ContinuousClock.now
+        let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(10), "recovery took \(elapsed)")
+        #expect(report.committed.isEmpty && report.discarded.count == 1, "not the tree staged: \(report)")
+        #expect(scratch.list("inbox") == ["Report.rtfd"], "its source stays, to be delivered again")
+    }
+
     @Test func aCommittedPackageLeftInItsInboxIsRemovedNotDeliveredTwice() throws {
         let scratch = try TemporaryFolder()
         defer { scratch.remove() }

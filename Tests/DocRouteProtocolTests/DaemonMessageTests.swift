@@ -71,17 +71,14 @@ import Testing
             #expect(text(try DaemonMessage(decoding: bytes(expected)).encodedLine()) == expected + "\n")
         }
         // The contract elides the feature list (`[…]`); the fields and their order are these.
-        #expect(examples.contains(#"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…]}"#))
-        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor"]}"#
-        #expect(
-            text(DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION", features: ProtocolFeature.allCases.map(\.rawValue)).encodedLine())
-                == welcome + "\n")
-        #expect(try DaemonMessage(decoding: bytes(welcome)) == .welcome(protocol: 1, daemon: "docrouted/VERSION", features: ["candidates", "open-with", "open-descriptor"]))
+        #expect(examples.contains(#"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…],"descriptorSocket":"docroute.fd.sock"}"#))
+        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor"],"descriptorSocket":"docroute.fd.sock"}"#
+        let message = DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION", features: ProtocolFeature.allCases.map(\.rawValue),
+                                            descriptorSocket: "docroute.fd.sock")
+        #expect(text(message.encodedLine()) == welcome + "\n")
+        #expect(try DaemonMessage(decoding: bytes(welcome)) == message)
         // A welcome of a daemon without optional requests still reads, with no features.
         #expect(try DaemonMessage(decoding: bytes(#"{"type":"welcome","protocol":1,"daemon":"d"}"#)) == .welcome(protocol: 1, daemon: "d"))
-        // The proposal's descriptor socket (docs/PROTOCOL.md, end) round-trips.
-        let proposed = try #require(try jsonExample(startingWith: #"{"type":"welcome","id":"1""#))
-        #expect(text(try DaemonMessage(decoding: bytes(proposed)).encodedLine()) == proposed + "\n")
     }
 
     @Test func candidatesReplyOfTheContractReads() throws {

@@ -182,6 +182,11 @@ import Glibc
         #expect(inbox["watchedFolders"] as? Int == 1000, "\(inbox)")
         #expect(inbox["maxMailboxes"] as? Int == 1000, "\(inbox)")
         #expect(inbox["foldersNotServed"] as? Int == folders + 1 - 1000, "\(inbox)")
+        let text = try CtlProcess.run(["status", "--config", harness.configPath])
+        let notServed = String(folders + 1 - 1000).reversed().enumerated()
+            .map { $0.offset > 0 && $0.offset % 3 == 0 ? ",\($0.element)" : "\($0.element)" }.joined().reversed()
+        #expect(text.output.contains("\(harness.inbox): 1,000 of 1,000 folders watched (max_mailboxes); \(String(notServed)) folders made past it are not served"),
+                "\(text.output)")
         #expect(harness.daemonLog.components(separatedBy: "message-id=mailbox-limit ").count <= 3, "said once, not per folder")
     }
 }

@@ -87,4 +87,30 @@ import Glibc
         harness.stop()
         #expect(!FileManager.default.fileExists(atPath: harness.socket), "a stopped daemon removes the socket it created")
     }
+
+    /// The lock belongs to the state directory itself: a lock file replaced (renamed over) while
+    /// a daemon runs lets neither `--recover-ledger` nor a second daemon in beside it, and the
+    /// first goes on delivering.
+    @Test func aReplacedLockFileLetsNobodyInBesideTheRunningDaemon() throws {
+        let harness = try DaemonHarness()
+        defer { harness.remove() }
+        try harness.start()
+        let lock = harness.root + "/state/docrouted.lock"
+        let planted = harness.root + "/state/planted.lock"
+        #expect(FileManager.default.createFile(atPath: planted, contents: Data()))
+        #expect(rename(planted, lock) == 0)
+
+        let recovered = try LedgerDamageIntegrationTests.docrouted(harness, ["--recover-ledger"])
+        #expect(recovered.status == 1, "--recover-ledger beside a running daemon: \(recovered.output)")
+        #expect(recovered.output.contains("another docrouted"), "\(recovered.output)")
+        #expect(!recovered.output.contains("documents found in the sandboxes"), "\(recovered.output)")
+        let (status, output) = try runSecond(config: harness.configPath)
+        #expect(status != nil && status != 0, "\(output)")
+        #expect(output.contains("another docrouted"), "\(output)")
+
+        try harness.drop("after.pdb", Self.pdb)
+        #expect(harness.waitForInboxDrained(), "\(harness.daemonLog.suffix(2000))")
+        #expect(FileManager.default.fileExists(atPath: harness.sandbox(Self.molecules) + "/after.pdb"))
+        #expect(harness.process?.isRunning == true, "the running daemon must not stop: \(harness.daemonLog.suffix(2000))")
+    }
 }

@@ -93,11 +93,8 @@ extern const uint32_t docroute_in_excl_unlink;
 int docroute_set_fs_uid(uint32_t uid);
 int docroute_set_fs_gid(uint32_t gid);
 
-/// Descriptor passing over a Unix stream socket (SCM_RIGHTS), for `open-descriptor` (PROTOCOL.md).
-/// sendmsg(2) of `length` bytes with `descriptor` attached to their first byte, MSG_NOSIGNAL.
-/// Returns the bytes sent, or -1 with errno set.
-ssize_t docroute_send_with_descriptor(int socket, const void *bytes, size_t length, int descriptor);
-
+/// The daemon's side of descriptor passing (`open-descriptor`, PROTOCOL.md); the client's sendmsg
+/// is in the client package's own shim.
 /// recvmsg(2) of up to `length` bytes without blocking (MSG_DONTWAIT, MSG_CMSG_CLOEXEC), with room
 /// for exactly one passed descriptor: `*descriptor` is it, or -1. Room for one only, so a sender
 /// that attaches more can never make the kernel install them here: the kernel sets MSG_CTRUNC and

@@ -1,8 +1,8 @@
 /// Hexadecimal digits in ASCII text: percent-escapes in file URLs, delivery ids in the ledger.
-package enum ASCIIHex {
+public enum ASCIIHex {
     /// The value of one hexadecimal digit, either case; nil for any other byte.
     @inlinable
-    package static func value(_ byte: UInt8) -> UInt8? {
+    public static func value(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10

@@ -15,8 +15,10 @@ import Glibc
 /// ``resolve(container:)`` tries the recorded path first. If that path is gone or holds another
 /// file, the container is searched (a bounded walk that never follows a symbolic link) for the
 /// same device and inode, then for a file of the same size and digest; a document found that way
-/// is reported with `isStale` true, so the caller can make a fresh bookmark. A bookmark never
-/// resolves outside the container it was made in.
+/// is reported with `isStale` true, so the caller can make a fresh bookmark (an empty document is
+/// never matched by digest: every empty file would match). A bookmark never resolves outside the
+/// container it was made in, and, unless the caller names the container, only in one of the
+/// caller's own.
 ///
 /// ```swift
 /// let bookmark = try DocumentBookmark(url: documentURL)
@@ -113,6 +115,11 @@ public struct DocumentBookmark: Sendable, Hashable {
     /// Finds the document: at its recorded path, else by searching the container. `container`
     /// is where the container is now (default: where it was); it must be the same folder
     /// (device and inode) the bookmark was made in.
+    ///
+    /// Without `container`, the container is taken from the bookmark data, which whoever handed
+    /// it over may have written: it is searched only when it is the caller's own (owned by the
+    /// effective user) and a container at all (it holds a `Documents` folder). Anything else,
+    /// such as `/` or another handler's sandbox, must be named by the caller.
     public func resolve(container: URL? = nil) throws(DocumentBookmarkError) -> Resolution {
         let root = container?.standardizedFileURL.path ?? record.container
         let folder = try Self.openContainer(root)
@@ -120,6 +127,7 @@ public struct DocumentBookmark: Sendable, Hashable {
         guard folder.device == record.containerDevice, folder.inode == record.containerInode else {
             throw DocumentBookmarkError(.otherContainer, "the bookmark was made in the container \(record.container), and \(root) is another one; a bookmark resolves only in its own container")
         }
+        if container == nil { try Self.checkOwnContainer(folder.descriptor, root) }
         let prefix = root.hasSuffix("/") ? root : root + "/"
         var recordedPathIsLink = false
         var recordedPathHoldsFile = false
@@ -139,7 +147,8 @@ public struct DocumentBookmark: Sendable, Hashable {
         if let found = search.inodeMatch {
             return Resolution(url: URL(fileURLWithPath: prefix + found), isStale: true)
         }
-        for candidate in search.sizeMatches {
+        // An empty document's digest covers no bytes: every empty file would match it.
+        for candidate in search.sizeMatches where record.size > 0 {
             guard let file = try? Self.openBeneath(folder.descriptor, candidate, shown: prefix + candidate) else { continue }
             defer { close(file.descriptor) }
             if (try? Self.digest(of: file.descriptor, size: file.size, shown: candidate)) == record.digest {
@@ -215,6 +224,22 @@ public struct DocumentBookmark: Sendable, Hashable {
             throw DocumentBookmarkError(errno == ENOENT ? .notFound : .unreadable, "the container \(path) cannot be opened: \(String(cString: strerror(errno)))")
         }
         return try described(descriptor, shown: path)
+    }
+
+    /// Refuses a container the bookmark names but the caller did not: one that is not the
+    /// effective user's own, or holds no `Documents` folder (so is no container).
+    static func checkOwnContainer(_ descriptor: Int32, _ root: String) throws(DocumentBookmarkError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw DocumentBookmarkError(.unreadable, "the container \(root): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_uid == geteuid() else {
+            throw DocumentBookmarkError(.otherContainer, "the bookmark names the container \(root), which belongs to uid \(info.st_uid), not to uid \(geteuid()) resolving it; name the container (--container) to resolve it there")
+        }
+        var documents = stat()
+        guard fstatat(descriptor, "Documents", &documents, AT_SYMLINK_NOFOLLOW) == 0, (documents.st_mode & S_IFMT) == S_IFDIR else {
+            throw DocumentBookmarkError(.notInContainer, "the bookmark names \(root), which holds no Documents folder and so is no container; name the container (--container) to resolve it there")
+        }
     }
 
     /// Opens `relative` below `root` one component at a time with `O_NOFOLLOW`, so neither a

@@ -1,4 +1,4 @@
-import CDocRouteShim
+import CDocRouteClientShim
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +47,7 @@ enum DescriptorPassing {
             return .failure(failure(.connectFailed, "cannot connect to docrouted's descriptor socket at \(socketPath)", errno))
         }
         // The descriptor travels with the first byte; the rest of a long line follows plainly.
-        let first = line.withUnsafeBytes { docroute_send_with_descriptor(socket, $0.baseAddress, $0.count, descriptor) }
+        let first = line.withUnsafeBytes { docroute_client_send_with_descriptor(socket, $0.baseAddress, $0.count, descriptor) }
         guard first > 0 else { return .failure(failure(.connectionClosed, "cannot pass the file to docrouted", errno)) }
         var sent = first
         while sent < line.count {

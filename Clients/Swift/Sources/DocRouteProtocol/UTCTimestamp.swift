@@ -7,20 +7,20 @@ import Foundation
 /// `Date.formatted(.iso8601)` all go through ICU on Linux. Touching them maps ICU's code and
 /// time-zone data into the daemon: 4 to 8 MiB of resident pages in the static build for a few
 /// fixed-format UTC strings (measured with a static probe, docs/BENCHMARKS.md).
-package struct UTCTimestamp: Sendable, Hashable {
-    package var year: Int
+public struct UTCTimestamp: Sendable, Hashable {
+    public var year: Int
     /// 1 to 12.
-    package var month: Int
+    public var month: Int
     /// 1 to 31.
-    package var day: Int
-    package var hour: Int
-    package var minute: Int
-    package var second: Int
+    public var day: Int
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
     /// 0 to 999: the fraction truncated, as `DateFormatter`'s `SSS` does.
-    package var millisecond: Int
+    public var millisecond: Int
 
     /// The fields of `date` in UTC (proleptic Gregorian calendar).
-    package init(_ date: Date) {
+    public init(_ date: Date) {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, millisecondOfDay) = Self.floorDivide(totalMilliseconds, 86_400_000)
         (year, month, day) = Self.civil(fromDays: days)
@@ -31,26 +31,26 @@ package struct UTCTimestamp: Sendable, Hashable {
     }
 
     /// The moment these fields name.
-    package var date: Date {
+    public var date: Date {
         let days = Self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
         return Date(timeIntervalSince1970: TimeInterval(seconds) + TimeInterval(millisecond) / 1000)
     }
 
     /// `2026-11-24T09:30:00Z`: RFC 3339 in UTC, whole seconds (what `ISO8601DateFormatter` writes).
-    package var rfc3339: String {
+    public var rfc3339: String {
         "\(Self.digits(year, 4))-\(Self.digits(month, 2))-\(Self.digits(day, 2))T\(Self.digits(hour, 2)):\(Self.digits(minute, 2)):\(Self.digits(second, 2))Z"
     }
 
     /// `2026-11-24 09:30:00.125`: how the ledger stores a date (GRDB's format, UTC, so SQLite's
     /// date functions and older ledgers read it alike).
-    package var ledgerText: String {
+    public var ledgerText: String {
         "\(Self.digits(year, 4))-\(Self.digits(month, 2))-\(Self.digits(day, 2)) \(Self.digits(hour, 2)):\(Self.digits(minute, 2)):\(Self.digits(second, 2)).\(Self.digits(millisecond, 3))"
     }
 
     /// Reads ``ledgerText`` (`yyyy-MM-dd HH:mm:ss.SSS`, the fraction optional); nil for anything
     /// else, or a field out of range.
-    package init?(ledgerText text: String) {
+    public init?(ledgerText text: String) {
         var utf8 = Array(text.utf8)
         guard utf8.count == 19 || utf8.count == 23 else { return nil }
         if utf8.count == 19 { utf8 += Array(".000".utf8) }
