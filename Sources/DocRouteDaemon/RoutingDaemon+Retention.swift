@@ -13,7 +13,9 @@ extension RoutingDaemon {
             }
             for (bundle, days) in retained {
                 let cutoff = Date().addingTimeInterval(-days * 86_400)
-                guard let report = await backend.removeAcknowledgedCopies(of: bundle, acknowledgedBefore: cutoff) else { return }
+                // Nil only while stopping: the cancellation that ends the loop follows. Never
+                // returning early matters: the run's task group ends with its first task.
+                guard let report = await backend.removeAcknowledgedCopies(of: bundle, acknowledgedBefore: cutoff) else { break }
                 if !report.removed.isEmpty {
                     logger.notice("removed \(report.removed.count) acknowledged copies (\(report.removedBytes) bytes) kept longer than DocRouteInboxRetentionDays (\(days)) from \(bundle)'s Documents/Inbox", metadata: [
                         "bundle-id": "\(bundle)", "count": "\(report.removed.count)", "bytes": "\(report.removedBytes)",
