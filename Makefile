@@ -16,7 +16,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # building and running docrouted needs; the tests add their tools, and the package and the
 # container test (both run by the tests too) theirs.
 APT_RUN_PACKAGES := build-essential libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin
-APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file groff-base man-db
+APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file strace fiu-utils groff-base man-db
 APT_PACKAGING_PACKAGES := debootstrap systemd-container debhelper dpkg-dev lintian
 APT_PACKAGES := $(APT_RUN_PACKAGES) $(APT_TEST_PACKAGES) $(APT_PACKAGING_PACKAGES)
 
@@ -121,7 +121,10 @@ fuzz-smoke: deps
 # The long forms: 20,000-file crash test with ten restarts; a 30 s status flood as nobody; a
 # package 10,000 folders deep; a flood of connections from ten users beside a real handler; 250
 # half lines of 900 KiB; a 30 s descriptor hoard as nobody; 200,000 folders made in an inbox; a
-# 1 GiB sparse file opened three times as nobody; 200 URLs of 1 MB and 5,000 of 8,000 bytes as nobody.
+# 1 GiB sparse file opened three times as nobody; 200 URLs of 1 MB and 5,000 of 8,000 bytes as nobody;
+# the I/O fault tests (docs/TESTING.md): 24 rounds of strace faults with a restart after each
+# (DOCROUTE_FAULT_SEED=<printed seed> replays one), five libfiu runs, and the DOCROUTE_FAULT sweep
+# of every kind of call until N passes the last call.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
@@ -137,6 +140,10 @@ chaos: deps
 	DOCROUTE_URL_FLOOD_HUGE=200 DOCROUTE_URL_FLOOD_LONG=5000 $(SWIFT) test --skip-build --filter aURLFloodAsNobodyLeavesTheLedgerBounded
 	DOCROUTE_CHAOS_SPARSE_GIB=16384 DOCROUTE_CHAOS_SLOW_DOCUMENTS=20 $(SWIFT) test --skip-build --filter LedgerRebuildIntegrationTests --filter aPlacedPackageGivenAHugeSparseFileIsSettledWithoutReadingIt
 	DOCROUTE_CHAOS_REMOVED_COPY_MIB=1024 $(SWIFT) test --skip-build --filter RemovedCopyIntegrationTests
+	DOCROUTE_FAULT_ROUNDS=24 DOCROUTE_FAULT_ROUND_FILES=12 $(SWIFT) test --skip-build --filter faultsOfOneKindAtRandomThenARestartLoseAndDoubleNothing
+	DOCROUTE_FIU_ROUNDS=5 DOCROUTE_FIU_FILES=24 DOCROUTE_FIU_SECONDS=15 $(SWIFT) test --skip-build --filter randomLibfiuFaultsNeverAnnounceAMissingOrIncompleteFile
+	DOCROUTE_FAULT_SWEEP_KINDS=open,read,write,copy,fsync,rename,unlink DOCROUTE_FAULT_SWEEP_LIMIT=400 DOCROUTE_FAULT_SWEEP_FILES=6 \
+		$(SWIFT) test --skip-build --filter theNthCallOfEachKindFailingLosesAndDoublesNothing
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own

@@ -207,11 +207,13 @@ let package = Package(
             ]
         ),
         // What every test target shares: temporary folders, fixtures, a line client, a Prometheus
-        // text reader. A regular target so test targets can import it, kept under Tests/ and in no
-        // product, so docrouted and docroutectl never link it.
+        // text reader, the fault tests' delivery history checker (SHA-256 from swift-crypto). A
+        // regular target so test targets can import it, kept under Tests/ and in no product, so
+        // docrouted and docroutectl never link it.
         .target(
             name: "DocRouteTestSupport",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -1,4 +1,5 @@
 import DocRouteHandlers
+import DocRoutePlatform
 import Foundation
 import Logging
 #if canImport(Glibc)
@@ -80,7 +81,13 @@ package struct ConfigurationCheck: Sendable {
         guard access(path, R_OK | X_OK) == 0 else {
             return [Finding(severity: .fatal, subject: "handlers", message: "\(path) cannot be read by uid \(getuid()): \(String(cString: strerror(errno))); make it readable by docrouted's user")]
         }
-        let registry = HandlerDirectory(path: path).load(logger: .init(label: "docrouted.check", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // As the daemon would load them now: of two manifests with one identifier, the one it
+        // loaded last keeps serving (its record in the state directory), and a DocRouteUser this
+        // host has no user of fails.
+        let registry = HandlerDirectory(path: path).load(
+            logger: .init(label: "docrouted.check", factory: { _ in SwiftLogNoOpLogHandler() }),
+            previouslyLoaded: LoadedHandlersStore(stateDirectory: configuration.stateDirectory).load(),
+            userExists: { UserDatabase.user(named: $0) != nil })
         var findings: [Finding] = []
         if registry.handlers.isEmpty {
             findings.append(Finding(severity: registry.failures.isEmpty ? .warning : .ok, subject: "handlers",
@@ -89,10 +96,14 @@ package struct ConfigurationCheck: Sendable {
             findings.append(Finding(severity: .ok, subject: "handlers", message: "\(path): \(registry.handlers.count) loaded (\(registry.handlers.map(\.bundleIdentifier).joined(separator: ", ")))"))
         }
         for failure in registry.failures {
-            findings.append(Finding(severity: .fatal, subject: "handler", message: "\(failure.error.description)"))
+            // A copy refused while the manifest it copies keeps serving stops nothing.
+            let keeps = failure.error.code == .duplicateIdentifier && failure.bundleIdentifier.flatMap(registry.handler(for:)) != nil
+            findings.append(Finding(severity: keeps ? .warning : .fatal, subject: "handler", message: "\(failure.error.description)"))
         }
-        for issue in registry.typeIssues {
-            findings.append(Finding(severity: .warning, subject: "type", message: "\(issue)"))
+        // Each was read otherwise than written (a misspelled key, a skipped claim, a type
+        // declaration's problem), or the handler is never sent anything.
+        for warning in registry.warnings {
+            findings.append(Finding(severity: .warning, subject: "handler", message: "\(warning)"))
         }
         return findings
     }

@@ -101,7 +101,9 @@ package actor RoutingDaemon {
         } else {
             logger.info("MIME database: \(mime.explanation)")
         }
-        let loaded = Self.load(configuration, mimeDatabase: mime.database, logger: logger)
+        // What was loaded before the last stop: a duplicate manifest added meanwhile is refused, not the live handler.
+        let previouslyLoaded = LoadedHandlersStore(stateDirectory: configuration.stateDirectory).load()
+        let loaded = Self.load(configuration, mimeDatabase: mime.database, previouslyLoaded: previouslyLoaded, logger: logger)
         self.routing = RoutingTable(loaded.routing)
         self.administrators = Mutex(loaded.administrators)
         self.handlerUsers = Mutex(loaded.handlerUsers)
@@ -143,6 +145,7 @@ package actor RoutingDaemon {
                 logger.notice("created the \(key) \(directory)")
             }
         }
+        Self.recordLoadedHandlers(routing.snapshot.registry, configuration, logger: logger)
         try await backend.recover()
         activity.seed(await backend.ledgerStatistics())
         try await watcher.start(on: group)
@@ -210,9 +213,10 @@ package actor RoutingDaemon {
 
     /// `administrators` is what the last load found, so a reload does not warn again of a
     /// missing admin_group.
-    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, administrators: AdministratorGroup? = nil,
-                     logger: Logger) -> Loaded {
-        let registry = HandlerDirectory(path: configuration.handlersDirectory).load(logger: logger)
+    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, previouslyLoaded: [String: String],
+                     administrators: AdministratorGroup? = nil, logger: Logger) -> Loaded {
+        let registry = HandlerDirectory(path: configuration.handlersDirectory)
+            .load(logger: logger, previouslyLoaded: previouslyLoaded, userExists: { UserDatabase.user(named: $0) != nil })
         let defaults = loadDefaults(configuration, logger: logger)
         return Loaded(
             routing: RoutingSnapshot(registry: registry, defaults: defaults, mimeDatabase: mimeDatabase,
@@ -229,8 +233,13 @@ package actor RoutingDaemon {
         }
         _ = try? notifier?.reloading()
         let previous = administrators.withLock { $0 }
+        // The registry in use decides which of two manifests with one identifier keeps serving.
+        let previouslyLoaded = routing.snapshot.registry.loadedFiles
         let loaded = try await threadPool.runIfActive { [configuration, mimeDatabase, logger] in
-            Self.load(configuration, mimeDatabase: mimeDatabase, administrators: previous, logger: logger)
+            let loaded = Self.load(configuration, mimeDatabase: mimeDatabase, previouslyLoaded: previouslyLoaded,
+                                   administrators: previous, logger: logger)
+            Self.recordLoadedHandlers(loaded.routing.registry, configuration, logger: logger)
+            return loaded
         }
         administrators.withLock { $0 = loaded.administrators }
         handlerUsers.withLock { $0 = loaded.handlerUsers }
@@ -311,6 +320,18 @@ package actor RoutingDaemon {
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.
     static let handlersFolderTag = -1
     static let stateFolderTag = -2
+
+    /// Writes which file each handler was loaded from (``LoadedHandlersStore``), for the next start
+    /// and for `docroutectl handlers` and `docrouted --check`. Routing does not depend on it.
+    static func recordLoadedHandlers(_ registry: HandlerRegistry, _ configuration: DaemonConfiguration, logger: Logger) {
+        let store = LoadedHandlersStore(stateDirectory: configuration.stateDirectory)
+        do {
+            try store.save(registry.loadedFiles)
+        } catch {
+            logger.warning("cannot record which manifests are loaded; at the next start a duplicate manifest may take the handler's place: \(error)",
+                           metadata: ["path": "\(store.path)"])
+        }
+    }
 
     /// The administrator's defaults; none (and an error in the log) when the file cannot be read.
     static func loadDefaults(_ configuration: DaemonConfiguration, logger: Logger) -> AdminDefaults {

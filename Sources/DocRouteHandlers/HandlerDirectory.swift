@@ -15,7 +15,13 @@ public struct HandlerDirectory: Sendable {
     }
 
     /// Reads the directory. A missing directory gives an empty registry and a logged warning.
-    public func load(logger: Logger) -> HandlerRegistry {
+    ///
+    /// `previouslyLoaded` is the ``HandlerRegistry/loadedFiles`` of the registry this one replaces:
+    /// of two manifests with one bundle identifier, the one loaded before keeps serving.
+    /// `userExists` answers whether this host has a user of that name; a manifest whose
+    /// `DocRouteUser` names none fails (its copies would otherwise go to root), so the caller that
+    /// can read the user database passes it. A numeric uid needs no entry and is not asked about.
+    public func load(logger: Logger, previouslyLoaded: [String: String] = [:], userExists: ((String) -> Bool)? = nil) -> HandlerRegistry {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
@@ -33,15 +39,26 @@ public struct HandlerDirectory: Sendable {
                 continue
             }
             switch ManifestReader.read(data: data, file: file, typeIssues: &typeIssues) {
-            case .success(let manifest): manifests.append(manifest)
+            case .success(let manifest):
+                if case .name(let name) = manifest.user, let userExists, !userExists(name) {
+                    failures.append(ManifestFailure(file: file, bundleIdentifier: manifest.bundleIdentifier, error: Self.unknownUser(name, file: file)))
+                } else {
+                    manifests.append(manifest)
+                }
             case .failure(let error): failures.append(ManifestFailure(file: file, error: error))
             }
         }
-        let registry = HandlerRegistry(manifests: manifests, failures: failures, typeIssues: typeIssues)
+        let registry = HandlerRegistry(manifests: manifests, failures: failures, typeIssues: typeIssues, previouslyLoaded: previouslyLoaded)
         for failure in registry.failures {
-            logger.error("handler manifest not loaded: \(failure.error.message)", metadata: [
+            let metadata: Logger.Metadata = [
                 "path": "\(failure.file)", "key-path": "\(failure.error.inputKey ?? "")", "code": "\(failure.error.code.rawValue)",
-            ])
+            ]
+            // A duplicate refused while the handler it copies keeps serving loses no document.
+            if failure.error.code == .duplicateIdentifier, let identifier = failure.bundleIdentifier, registry.handler(for: identifier) != nil {
+                logger.warning("handler manifest refused: \(failure.error.message)", metadata: metadata)
+            } else {
+                logger.error("handler manifest not loaded: \(failure.error.message)", metadata: metadata)
+            }
         }
         // The manifest's own warnings and its type declarations' problems alike: each was read
         // otherwise than written, and the author fixes both in the same file.
@@ -55,5 +72,14 @@ public struct HandlerDirectory: Sendable {
             "warnings": "\(registry.warnings.count)", "path": "\(path)",
         ])
         return registry
+    }
+
+    /// The failure of a manifest whose `DocRouteUser` names no user of this host.
+    static func unknownUser(_ name: String, file: String) -> ManifestError {
+        ManifestError(
+            code: .unknownUser, inputFile: file, inputKey: "DocRouteUser",
+            message: "'\(name)' is not a user on this host, so this handler is not loaded (its documents would otherwise belong to root); "
+                + "create the user (useradd --system \(name), or a systemd-sysusers entry), or name an existing user or a numeric uid in DocRouteUser, "
+                + "then reload docrouted (systemctl reload docroute)")
     }
 }

@@ -28,22 +28,26 @@ public struct HandlerRegistry: Sendable {
     /// The same claims by catalog handle, so choosing a handler hashes no strings.
     var claimsByTypeIndex: [[ClaimReference]]
 
-    /// Builds a registry. Manifests sharing a bundle identifier are all refused (neither is loaded).
-    public init(manifests: [HandlerManifest], failures: [ManifestFailure] = [], typeIssues: [TypeCatalogIssue] = []) {
+    /// Builds a registry.
+    ///
+    /// Manifests sharing a bundle identifier: the one `previouslyLoaded` names (the file each
+    /// lower-cased bundle identifier was loaded from before, ``loadedFiles`` of the registry this
+    /// one replaces) keeps serving and the others are refused, so copying a live handler's manifest
+    /// never takes it away with its pending documents; when none of them was loaded before, all are
+    /// refused, since which one was meant cannot be told.
+    public init(manifests: [HandlerManifest], failures: [ManifestFailure] = [], typeIssues: [TypeCatalogIssue] = [],
+                previouslyLoaded: [String: String] = [:]) {
         var failures = failures
         var byIdentifier: [String: [HandlerManifest]] = [:]
         for manifest in manifests { byIdentifier[manifest.bundleIdentifier.lowercased(), default: []].append(manifest) }
         var accepted: [HandlerManifest] = []
-        for (_, group) in byIdentifier {
+        var registryWarnings: [ManifestWarning] = []
+        for (key, group) in byIdentifier {
             if group.count == 1 { accepted.append(group[0]); continue }
-            let files = group.map(\.file).sorted()
-            for manifest in group {
-                failures.append(ManifestFailure(
-                    file: manifest.file, bundleIdentifier: manifest.bundleIdentifier,
-                    error: ManifestError(
-                        code: .duplicateIdentifier, inputFile: manifest.file, inputKey: "CFBundleIdentifier",
-                        message: "'\(manifest.bundleIdentifier)' is declared by \(files.joined(separator: " and ")); neither is loaded until one is renamed or removed")))
-            }
+            let outcome = Self.resolveDuplicates(group, previousFile: previouslyLoaded[key])
+            if let kept = outcome.kept { accepted.append(kept) }
+            failures += outcome.refused
+            registryWarnings += outcome.warnings
         }
         accepted.sort { $0.bundleIdentifier < $1.bundleIdentifier }
 
@@ -88,10 +92,19 @@ public struct HandlerRegistry: Sendable {
             indexByBundleIdentifier[manifest.bundleIdentifier.lowercased()] = index
             handlers.append(RegisteredHandler(manifest: manifest, claims: claims))
         }
+        // A handler that opens nothing loads without a word otherwise: a misspelled key or a
+        // generator-only manifest looks installed and never receives a document.
+        for handler in handlers where handler.manifest.schemes.isEmpty
+            && !handler.claims.contains(where: { $0.rank != .none && $0.role != .none }) {
+            registryWarnings.append(ManifestWarning(
+                code: .claimsNothing, file: handler.manifest.file, keyPath: "",
+                message: "\(handler.bundleIdentifier) claims no document type and no URL scheme that it opens, so it is never sent anything; "
+                    + "list the types it opens in CFBundleDocumentTypes (LSItemContentTypes, with a role other than None) or its schemes in CFBundleURLTypes"))
+        }
         self.catalog = catalog
         self.handlers = handlers
         self.failures = failures.sorted { $0.file < $1.file }
-        self.warnings = Self.warnings(of: accepted, catalog: catalog)
+        self.warnings = Self.warnings(of: accepted, catalog: catalog, extra: registryWarnings)
         self.indexByBundleIdentifier = indexByBundleIdentifier
         self.claimsByType = claimsByType
         self.handlersByScheme = handlersByScheme
@@ -101,6 +114,45 @@ public struct HandlerRegistry: Sendable {
             if let index = catalog.typeIndex(of: type) { claimsByTypeIndex[index] = references }
         }
         self.claimsByTypeIndex = claimsByTypeIndex
+    }
+
+    /// The file each loaded handler was read from, by lower-cased bundle identifier: what the next
+    /// registry is given as `previouslyLoaded`.
+    public var loadedFiles: [String: String] {
+        Dictionary(handlers.map { ($0.bundleIdentifier.lowercased(), $0.manifest.file) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Of manifests sharing a bundle identifier, the one loaded before (if it is among them) and
+    /// the refusals of the others, each naming the files involved and what to do.
+    static func resolveDuplicates(_ group: [HandlerManifest], previousFile: String?)
+        -> (kept: HandlerManifest?, refused: [ManifestFailure], warnings: [ManifestWarning]) {
+        let identifier = group[0].bundleIdentifier
+        let files = group.map(\.file).sorted()
+        guard let previousFile, let kept = group.first(where: { $0.file == previousFile }) else {
+            let refused = group.map { manifest in
+                ManifestFailure(
+                    file: manifest.file, bundleIdentifier: manifest.bundleIdentifier,
+                    error: ManifestError(
+                        code: .duplicateIdentifier, inputFile: manifest.file, inputKey: "CFBundleIdentifier",
+                        message: "'\(identifier)' is declared by \(files.joined(separator: " and ")), and neither was loaded before, "
+                            + "so neither is loaded; remove one of them, or give it a CFBundleIdentifier of its own"))
+            }
+            return (nil, refused, [])
+        }
+        let others = group.filter { $0.file != kept.file }
+        let refused = others.map { manifest in
+            ManifestFailure(
+                file: manifest.file, bundleIdentifier: manifest.bundleIdentifier,
+                error: ManifestError(
+                    code: .duplicateIdentifier, inputFile: manifest.file, inputKey: "CFBundleIdentifier",
+                    message: "'\(identifier)' is declared by \(kept.file) too, which was loaded before and keeps serving; "
+                        + "this file is refused: remove it, or give it a CFBundleIdentifier of its own"))
+        }
+        let warning = ManifestWarning(
+            code: .duplicateIdentifier, file: kept.file, keyPath: "CFBundleIdentifier",
+            message: "\(others.map(\.file).sorted().joined(separator: " and ")) declare\(others.count == 1 ? "s" : "") '\(identifier)' too "
+                + "and \(others.count == 1 ? "is" : "are") refused; this file, loaded before, keeps serving")
+        return (kept, refused, [warning])
     }
 
     /// The handler with this bundle identifier (case-insensitive), if loaded.
@@ -113,8 +165,8 @@ public struct HandlerRegistry: Sendable {
 
     /// The manifests' own warnings and the catalog's issues as warnings, grouped by file (in name
     /// order, as the directory is read), each file's in the order they were found.
-    static func warnings(of manifests: [HandlerManifest], catalog: TypeCatalog) -> [ManifestWarning] {
-        var all = manifests.flatMap(\.warnings)
+    static func warnings(of manifests: [HandlerManifest], catalog: TypeCatalog, extra: [ManifestWarning] = []) -> [ManifestWarning] {
+        var all = manifests.flatMap(\.warnings) + extra
         all += catalog.issues.map {
             ManifestWarning(code: .init(rawValue: $0.code.rawValue), file: $0.inputFile ?? "", keyPath: $0.inputKey ?? "", message: $0.message)
         }

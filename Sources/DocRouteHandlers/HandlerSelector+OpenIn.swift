@@ -4,7 +4,9 @@ extension HandlerSelector {
     /// Every handler that could open a document of this type, best first: Mail's "Open In…" list.
     ///
     /// A handler is a candidate when it claims the type or any type the document conforms to, at
-    /// any rank but `None`. The handlers of the most specific claimed type come first, in exactly
+    /// any rank but `None`. The administrator's default that applies comes first when it is a
+    /// candidate (it is then the handler `open` picks); then the handlers of the most specific
+    /// claimed type, in exactly
     /// the order ``select(contentType:innerContentType:)`` ranks them (so the first one is the
     /// handler `open` picks); then those claiming only a more general type, level by level, each
     /// level in the same order. A handler appears once, at its most specific claim.
@@ -13,6 +15,13 @@ extension HandlerSelector {
         let innerChain = innerContentType.map { registry.catalog.conformanceChain(of: $0) }
         var seen: Set<Int> = []
         var result: [HandlerCandidate] = []
+        if let claim = applicableDefault(chain: chain)?.claim {
+            var first = candidate(claim.reference, matchedType: chain[claim.level],
+                                  key: sortKey(claim.reference, chain: chain, level: claim.level, innerChain: innerChain))
+            first.isAdminDefault = true
+            result.append(first)
+            seen.insert(claim.reference.handler)
+        }
         for (level, type) in chain.enumerated() {
             guard let references = registry.claimsByType[type.lowercased()], !references.isEmpty else { continue }
             let ranked = references
@@ -21,10 +30,7 @@ extension HandlerSelector {
                 .sorted { $0.key < $1.key }
             for item in ranked {
                 seen.insert(item.reference.handler)
-                result.append(HandlerCandidate(
-                    bundleIdentifier: registry.handlers[item.reference.handler].bundleIdentifier,
-                    matchedType: type, rank: item.reference.rank, role: item.reference.role,
-                    isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max))
+                result.append(candidate(item.reference, matchedType: type, key: item.key))
             }
         }
         return result

@@ -2,13 +2,18 @@ import DocRouteTypes
 
 /// Chooses the handler for a typed document or a URL scheme.
 ///
-/// 1. Walk the conformance chain from the most specific type up; the first type any handler claims
-///    decides the candidates. For a compound file, a handler that also claims the inner type (or one
-///    of its parents) beats one that claims only the outer.
-/// 2. Among the handlers claiming that type: an administrator's default for it wins; then
-///    `LSHandlerRank` Owner > Default (also when none is given) > Alternate (`None` never opens); then
-///    `CFBundleTypeRole` Editor > Viewer > Shell (`None` never opens); then the bundle identifier,
-///    so the choice never depends on file-system listing order.
+/// 1. An administrator's default for the document's type, or for the nearest type in its conformance
+///    chain that has one, wins whenever its handler can open the document at all: it claims the
+///    type or a type the document conforms to (`public.data` included), as a Mac's "Always Open
+///    With" does. A default whose handler cannot open the document is passed over (and
+///    ``select(contentType:innerContentType:)`` says why); only the nearest default counts.
+/// 2. Otherwise walk the conformance chain from the most specific type up; the first type any
+///    handler claims decides the candidates. For a compound file, a handler that also claims the
+///    inner type (or one of its parents) beats one that claims only the outer.
+/// 3. Among the handlers claiming that type: `LSHandlerRank` Owner > Default (also when none is
+///    given) > Alternate (`None` never opens); then `CFBundleTypeRole` Editor > Viewer > Shell
+///    (`None` never opens); then the bundle identifier, so the choice never depends on file-system
+///    listing order.
 ///
 /// Exporting a type's declaration plays no part: it decides what the type is (its tags and
 /// parents), not who opens it, as with Launch Services.
@@ -52,8 +57,9 @@ public struct HandlerSelector: Sendable {
     }
 
     func slowChoice(contentType: String, innerContentType: String?) -> RegisteredHandler? {
-        guard let (level, references) = decisiveLevel(for: contentType) else { return nil }
         let chain = registry.catalog.conformanceChain(of: contentType)
+        if let chosen = applicableDefault(chain: chain)?.claim { return registry.handlers[chosen.reference.handler] }
+        guard let (level, references) = decisiveLevel(for: contentType) else { return nil }
         let innerChain = innerContentType.map { registry.catalog.conformanceChain(of: $0) }
         var best: (key: SortKey, handler: Int)?
         for reference in references {
@@ -67,30 +73,64 @@ public struct HandlerSelector: Sendable {
     public func select(contentType: String, innerContentType: String? = nil) -> HandlerSelection {
         let catalog = registry.catalog
         let chain = catalog.conformanceChain(of: contentType)
-        guard let (level, references) = decisiveLevel(for: contentType) else {
+        let innerChain = innerContentType.map { catalog.conformanceChain(of: $0) }
+        let applicable = applicableDefault(chain: chain)
+        var ranked: [HandlerCandidate] = []
+        var level = 0
+        if let (decisive, references) = decisiveLevel(for: contentType) {
+            level = decisive
+            ranked = references
+                .map { (key: sortKey($0, chain: chain, level: decisive, innerChain: innerChain), reference: $0) }
+                .sorted { $0.key < $1.key }
+                .map { candidate($0.reference, matchedType: chain[decisive], key: $0.key) }
+        }
+        if let applicable, let claim = applicable.claim {
+            let key = sortKey(claim.reference, chain: chain, level: claim.level, innerChain: innerChain)
+            var winner = candidate(claim.reference, matchedType: chain[claim.level], key: key)
+            winner.isAdminDefault = true
+            let others = ranked.filter { $0.bundleIdentifier != winner.bundleIdentifier }
+            var reason = "\(winner.bundleIdentifier) is the administrator's default for \(applicable.type)"
+            if applicable.level > 0 { reason += ", the nearest type \(chain[0]) conforms to that has one" }
+            reason += claim.level == 0
+                ? ", and it claims \(chain[0]) itself"
+                : ", and it can open it: it claims \(chain[claim.level]), a type \(chain[0]) conforms to"
+            if let first = ranked.first, first.bundleIdentifier != winner.bundleIdentifier {
+                reason += "; without the default \(first.bundleIdentifier) would have been chosen"
+            }
+            return HandlerSelection(
+                input: contentType, bundleIdentifier: winner.bundleIdentifier, candidates: [winner] + others, reason: reason,
+                adminDefault: AdminDefaultDecision(key: applicable.type, bundleIdentifier: applicable.bundleIdentifier, decided: true))
+        }
+        let passedOver = applicable.map {
+            AdminDefaultDecision(key: $0.type, bundleIdentifier: $0.bundleIdentifier, decided: false,
+                                 passedOverReason: passedOverReason($0, chain: chain))
+        }
+        let passedOverNote = passedOver.map {
+            "; the administrator's default for \($0.key), \($0.bundleIdentifier), was passed over: \($0.passedOverReason ?? "")"
+        } ?? ""
+        guard let winner = ranked.first else {
             return HandlerSelection(
                 input: contentType, bundleIdentifier: nil, candidates: [],
-                reason: "no handler claims \(contentType) or any type it conforms to (\(chain.dropFirst().prefix(4).joined(separator: ", "))…)")
+                reason: "no handler claims \(contentType) or any type it conforms to (\(chain.dropFirst().prefix(4).joined(separator: ", "))…)" + passedOverNote,
+                adminDefault: passedOver)
         }
-        let innerChain = innerContentType.map { catalog.conformanceChain(of: $0) }
-        let ranked = references
-            .map { (key: sortKey($0, chain: chain, level: level, innerChain: innerChain), reference: $0) }
-            .sorted { $0.key < $1.key }
-        let candidates = ranked.map { item in
-            HandlerCandidate(
-                bundleIdentifier: registry.handlers[item.reference.handler].bundleIdentifier,
-                matchedType: chain[level], rank: item.reference.rank, role: item.reference.role,
-                isAdminDefault: item.key.adminDefault == 0, claimsInnerType: item.key.inner < Int.max)
-        }
-        let winner = candidates[0]
         var reason = level == 0
             ? "\(winner.bundleIdentifier) claims \(chain[0]) itself"
             : "\(winner.bundleIdentifier) claims \(chain[level]), the most specific claimed type \(chain[0]) conforms to"
-        if candidates.count > 1 {
-            let runnerUp = candidates[1]
+        if ranked.count > 1 {
+            let runnerUp = ranked[1]
             reason += "; ahead of \(runnerUp.bundleIdentifier) because " + Self.tieBreak(winner, runnerUp, innerContentType: innerContentType)
         }
-        return HandlerSelection(input: contentType, bundleIdentifier: winner.bundleIdentifier, candidates: candidates, reason: reason)
+        return HandlerSelection(input: contentType, bundleIdentifier: winner.bundleIdentifier, candidates: ranked,
+                                reason: reason + passedOverNote, adminDefault: passedOver)
+    }
+
+    /// A candidate as `select` and Open In… list it; ``HandlerCandidate/isAdminDefault`` is set by the caller.
+    func candidate(_ reference: HandlerRegistry.ClaimReference, matchedType: String, key: SortKey) -> HandlerCandidate {
+        HandlerCandidate(
+            bundleIdentifier: registry.handlers[reference.handler].bundleIdentifier,
+            matchedType: matchedType, rank: reference.rank, role: reference.role,
+            isAdminDefault: false, claimsInnerType: key.inner < Int.max)
     }
 
     /// Chooses the handler for a URL scheme.
@@ -117,15 +157,56 @@ public struct HandlerSelector: Sendable {
 
     struct SortKey: Comparable {
         var inner: Int
-        var adminDefault: Int
         var rank: Int
         var role: Int
         var bundleIdentifier: String
 
         static func < (lhs: SortKey, rhs: SortKey) -> Bool {
-            (lhs.inner, lhs.adminDefault, lhs.rank, lhs.role, lhs.bundleIdentifier)
-                < (rhs.inner, rhs.adminDefault, rhs.rank, rhs.role, rhs.bundleIdentifier)
+            (lhs.inner, lhs.rank, lhs.role, lhs.bundleIdentifier) < (rhs.inner, rhs.rank, rhs.role, rhs.bundleIdentifier)
         }
+    }
+
+    /// The administrator's default that applies to a document with this conformance chain: the one
+    /// set for the nearest type that has one, with its handler's most specific claim in the chain
+    /// (`claim`) when it can open the document at all.
+    struct ApplicableDefault {
+        /// The type the default is set for, and its place in the chain.
+        var type: String
+        var level: Int
+        var bundleIdentifier: String
+        var claim: (reference: HandlerRegistry.ClaimReference, level: Int)?
+    }
+
+    func applicableDefault(chain: [String]) -> ApplicableDefault? {
+        guard !defaults.types.isEmpty else { return nil }
+        for (level, type) in chain.enumerated() {
+            guard let bundle = defaults.handler(forType: type) else { continue }
+            var result = ApplicableDefault(type: type, level: level, bundleIdentifier: bundle)
+            if let index = registry.indexByBundleIdentifier[bundle.lowercased()] {
+                for (claimLevel, claimed) in chain.enumerated() {
+                    if let reference = registry.claimsByType[claimed.lowercased()]?.first(where: { $0.handler == index }) {
+                        result.claim = (reference, claimLevel)
+                        break
+                    }
+                }
+            }
+            return result
+        }
+        return nil
+    }
+
+    /// Why a default's handler cannot open a document with this conformance chain.
+    func passedOverReason(_ applicable: ApplicableDefault, chain: [String]) -> String {
+        guard let handler = registry.handler(for: applicable.bundleIdentifier) else {
+            return "\(applicable.bundleIdentifier) is not a loaded handler (docroutectl handlers says why)"
+        }
+        let lowered = Set(chain.map { $0.lowercased() })
+        if let never = handler.claims.first(where: { lowered.contains($0.contentType.lowercased()) }) {
+            return "it claims \(never.contentType) only with LSHandlerRank \(never.rank.rawValue) and role \(never.role.rawValue), so it never opens it"
+        }
+        let claimed = handler.claims.map(\.contentType)
+        return "it claims neither \(chain[0]) nor any type it conforms to"
+            + (claimed.isEmpty ? " (it claims no type)" : " (it claims \(claimed.prefix(5).joined(separator: ", "))\(claimed.count > 5 ? ", …" : ""))")
     }
 
     func decisiveLevel(for contentType: String) -> (Int, [HandlerRegistry.ClaimReference])? {
@@ -148,16 +229,8 @@ public struct HandlerSelector: Sendable {
                 }
             }
         }
-        var adminDefault = 1
-        if !defaults.types.isEmpty {
-            let bundle = handler.bundleIdentifier.lowercased()
-            for type in chain[...level] where defaults.handler(forType: type)?.lowercased() == bundle {
-                adminDefault = 0
-                break
-            }
-        }
         return SortKey(
-            inner: inner, adminDefault: adminDefault, rank: reference.rank.strength,
+            inner: inner, rank: reference.rank.strength,
             role: reference.role.preference,
             bundleIdentifier: handler.bundleIdentifier)
     }
@@ -166,7 +239,6 @@ public struct HandlerSelector: Sendable {
         if winner.claimsInnerType && !other.claimsInnerType, let innerContentType {
             return "it also claims the inner type \(innerContentType)"
         }
-        if winner.isAdminDefault && !other.isAdminDefault { return "it is the administrator's default" }
         if winner.rank != other.rank { return "rank \(winner.rank.rawValue) beats \(other.rank.rawValue)" }
         if winner.role != other.role { return "role \(winner.role.rawValue) beats \(other.role.rawValue)" }
         return "of bundle identifier order (all else equal)"

@@ -4,9 +4,11 @@ import DocRouteErrors
 /// (`inputFile`) and the key path (`inputKey`, e.g. `CFBundleIdentifier`), and what to do.
 ///
 /// Only what leaves nothing to use fails a manifest, as with Launch Services: not a property list,
-/// no usable `CFBundleIdentifier`, an identifier another manifest has too, and docroute's own keys
+/// no usable `CFBundleIdentifier`, an identifier another manifest has too (the one loaded before
+/// keeps serving; see ``HandlerRegistry``), and docroute's own keys
 /// that say who gets the documents and where (`DocRouteUser`, `DocRouteContainer`,
-/// `DocRouteLaunchCommand`), which are never guessed. Anything else is a ``ManifestWarning``.
+/// `DocRouteLaunchCommand`), which are never guessed, and a `DocRouteUser` this host has no
+/// user of. Anything else is a ``ManifestWarning``.
 public typealias ManifestError = DocRouteError<ManifestErrorCode>
 
 /// Stable codes of ``ManifestError``, for tests and tools.
@@ -19,6 +21,7 @@ public struct ManifestErrorCode: ErrorCodeProtocol {
         case invalidValue = "invalid-value"
         case duplicateIdentifier = "duplicate-identifier"
         case buildVariable = "build-variable"
+        case unknownUser = "unknown-user"
     }
 
     private let known: Known
@@ -40,6 +43,8 @@ public struct ManifestErrorCode: ErrorCodeProtocol {
     public static let duplicateIdentifier = Self(.duplicateIdentifier)
     /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
     public static let buildVariable = Self(.buildVariable)
+    /// `DocRouteUser` names a user this host does not have.
+    public static let unknownUser = Self(.unknownUser)
 
     /// `file: key path: message` (`file:line:` when the line is known), without the key path for
     /// the file as a whole.

@@ -24,6 +24,7 @@ extension ManifestReader {
             }
             let bundleIdentifier = try bundleIdentifier(plist)
             var manifest = HandlerManifest(bundleIdentifier: bundleIdentifier, file: file)
+            warnAboutMisspelledKeys(plist, .topLevel, at: "")
             manifest.name = string(plist, "CFBundleName", at: "")
 
             for entry in dictionaries(plist, "CFBundleDocumentTypes") {
@@ -31,6 +32,7 @@ extension ManifestReader {
             }
             for entry in dictionaries(plist, "CFBundleURLTypes") {
                 let path = entry.keyPath + "."
+                warnAboutMisspelledKeys(entry.value, .urlType, at: path)
                 let schemes = withoutBuildVariables(strings(entry.value, "CFBundleURLSchemes", at: path) ?? [], what: "URL scheme")
                     .filter { scheme in
                         guard !URLSchemeClaim.isValidScheme(scheme.value) else { return true }
@@ -99,6 +101,7 @@ extension ManifestReader {
         mutating func documentType(_ entry: [String: Any], at path: String) -> DocumentTypeClaim? {
             var claim = DocumentTypeClaim()
             var usable = true
+            warnAboutMisspelledKeys(entry, .documentType, at: path)
             claim.name = string(entry, "CFBundleTypeName", at: path)
             if let value = entry["CFBundleTypeRole"] {
                 if let role = named(HandlerRole.self, value, at: path + "CFBundleTypeRole") {
@@ -161,6 +164,7 @@ extension ManifestReader {
         mutating func declaration(_ dictionary: [String: Any], at keyPath: String) -> [String: Any]? {
             var result = dictionary
             let path = keyPath + "."
+            warnAboutMisspelledKeys(dictionary, .typeDeclaration, at: path)
             if let identifier = dictionary["UTTypeIdentifier"] as? String {
                 let value = trimmed(identifier, at: path + "UTTypeIdentifier")
                 let variables = Self.buildVariables(in: value)
@@ -176,6 +180,7 @@ extension ManifestReader {
             }
             if var tags = dictionary["UTTypeTagSpecification"] as? [String: Any] {
                 let tagPath = path + "UTTypeTagSpecification."
+                warnAboutMisspelledKeys(tags, .tagSpecification, at: tagPath)
                 for tagClass in ["public.filename-extension", "public.mime-type"] where tags[tagClass] != nil {
                     // Apple documents each tag as "a string or an array of strings": no warning for a string.
                     tags[tagClass] = (strings(tags, tagClass, at: tagPath, stringIsDocumented: true) ?? []).map(\.value)

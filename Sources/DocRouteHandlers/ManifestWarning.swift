@@ -26,6 +26,14 @@ public struct ManifestWarning: Sendable, Hashable, CustomStringConvertible {
         public static let invalidValue = Code(rawValue: "invalid-value")
         /// An Xcode build variable such as `$(PRODUCT_BUNDLE_IDENTIFIER)` that was never expanded: ignored.
         public static let buildVariable = Code(rawValue: "build-variable")
+        /// A key docroute does not read that is a letter or two away from one it does
+        /// (`CFBundleDocumentType`): most likely a misspelling, so what it holds is not used.
+        public static let misspelledKey = Code(rawValue: "misspelled-key")
+        /// The handler claims no document type and no URL scheme that it opens: it is never chosen.
+        public static let claimsNothing = Code(rawValue: "claims-nothing")
+        /// Another manifest declares this handler's bundle identifier and was refused; this one,
+        /// loaded before, keeps serving.
+        public static let duplicateIdentifier = Code(rawValue: "duplicate-identifier")
     }
 
     public var code: Code

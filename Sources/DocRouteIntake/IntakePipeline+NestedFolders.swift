@@ -2,7 +2,7 @@ import Foundation
 
 extension IntakePipeline {
     /// How deep folders inside a mailbox folder are followed (`drop/<mailbox>/a/b/…`).
-    static let nestedFolderDepth = 8
+    package static let nestedFolderDepth = 8
 
     /// A folder inside a mailbox folder (`cp -r myfolder drop/` brings `myfolder/sub/`): mailboxes
     /// are one level deep, so its files are delivered to the mailbox that holds it, and it is

@@ -10,11 +10,8 @@ extension IntakePipeline {
     /// type that conforms to `com.apple.package` (system-declared, e.g. `com.apple.rtfd`) or that a
     /// handler declares with `LSTypeIsPackage`. Any other folder is a mailbox.
     func isPackageFolder(_ name: [UInt8]) -> Bool {
-        guard let snapshot = routing?(), name.contains(UInt8(ascii: ".")) else { return false }
-        let classification = snapshot.engine.classify(filename: InboxNames.display(name))
-        return classification.contentType == "com.apple.package"
-            || classification.conformsTo.contains("com.apple.package")
-            || snapshot.registry.isPackageType(classification.contentType)
+        guard let snapshot = routing?() else { return false }
+        return PackageFolders.isPackage(named: InboxNames.display(name), engine: snapshot.engine, registry: snapshot.registry)
     }
 
     /// A folder appeared in a drop folder: a mailbox at the top of an inbox, or a package document.

@@ -21,7 +21,7 @@ extension FileDescriptor {
     /// A failure to open or read the folder throws: a listing cut short is never passed off as a
     /// whole one. An entry removed while it is listed, and whose type `fstatat` must tell, is left out.
     package func forEachDirectoryEntry(_ body: (DirectoryEntry) -> Bool) throws(Errno) {
-        let reopened = try Errno.retryingOnInterrupt { Glibc.openat(self.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let reopened = try Errno.retryingOnInterrupt { FaultPoint.call(.open) { Glibc.openat(self.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
         guard let stream = Glibc.fdopendir(reopened) else {
             let error = Errno(rawValue: Glibc.errno)
             _ = Glibc.close(reopened)

@@ -13,6 +13,9 @@ import Musl
 //
 // Every call that names a file takes a folder descriptor and one name in it (the `*at` calls), and
 // adds `O_NOFOLLOW`, so a path is never resolved twice and no symbolic link is followed by accident.
+//
+// Opening, reading, writing, copying, syncing, renaming and unlinking go through `FaultPoint.call`,
+// which fails the call a `DOCROUTE_FAULT` rule names (tests only; otherwise one untaken branch).
 
 extension FileDescriptor {
     // MARK: Opening
@@ -20,7 +23,7 @@ extension FileDescriptor {
     /// Opens a folder by absolute path without following a symbolic link in its last component.
     package static func openDirectory(atPath path: FilePath) throws(Errno) -> FileDescriptor {
         let raw = try path.withPlatformString { cPath in
-            Errno.result { Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            Errno.result { FaultPoint.call(.open) { Glibc.open(cPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
         }.get()
         return FileDescriptor(rawValue: raw)
     }
@@ -30,7 +33,7 @@ extension FileDescriptor {
     /// fails with `ELOOP` (the folders on the way are the administrator's to link).
     package static func open(atPath path: FilePath, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         let raw = try path.withPlatformString { cPath in
-            Errno.result { Glibc.open(cPath, flags | O_CLOEXEC | O_NOFOLLOW, permissions) }
+            Errno.result { FaultPoint.call(.open) { Glibc.open(cPath, flags | O_CLOEXEC | O_NOFOLLOW, permissions) } }
         }.get()
         return FileDescriptor(rawValue: raw)
     }
@@ -39,7 +42,7 @@ extension FileDescriptor {
     /// a symbolic link there fails with `ELOOP`.
     package func open(_ name: FilePath.Component, flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         let raw = try name.withPlatformString { cName in
-            Errno.result { Glibc.openat(self.rawValue, cName, flags | O_CLOEXEC | O_NOFOLLOW, permissions) }
+            Errno.result { FaultPoint.call(.open) { Glibc.openat(self.rawValue, cName, flags | O_CLOEXEC | O_NOFOLLOW, permissions) } }
         }.get()
         return FileDescriptor(rawValue: raw)
     }
@@ -54,7 +57,7 @@ extension FileDescriptor {
     /// name at a time). A symbolic link on the way, or a `..` that would leave, throws `ELOOP`.
     package func openBeneath(_ relativePath: String, flags: CInt) throws(Errno) -> FileDescriptor? {
         let result = Errno.result {
-            docroute_openat2_beneath(self.rawValue, relativePath, flags | O_CLOEXEC | O_NOFOLLOW, 0)
+            FaultPoint.call(.open) { docroute_openat2_beneath(self.rawValue, relativePath, flags | O_CLOEXEC | O_NOFOLLOW, 0) }
         }
         switch result {
         case .success(let raw): return FileDescriptor(rawValue: raw)
@@ -108,7 +111,7 @@ extension FileDescriptor {
     package func renameNoReplace(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) -> Bool {
         let result = name.withPlatformString { cFrom in
             newName.withPlatformString { cTo in
-                Errno.result { docroute_rename_noreplace(self.rawValue, cFrom, folder.rawValue, cTo) }
+                Errno.result { FaultPoint.call(.rename) { docroute_rename_noreplace(self.rawValue, cFrom, folder.rawValue, cTo) } }
             }
         }
         switch result {
@@ -122,7 +125,7 @@ extension FileDescriptor {
     package func rename(_ name: FilePath.Component, to newName: FilePath.Component, in folder: FileDescriptor) throws(Errno) {
         _ = try name.withPlatformString { cFrom in
             newName.withPlatformString { cTo in
-                Errno.result { Glibc.renameat(self.rawValue, cFrom, folder.rawValue, cTo) }
+                Errno.result { FaultPoint.call(.rename) { Glibc.renameat(self.rawValue, cFrom, folder.rawValue, cTo) } }
             }
         }.get()
     }
@@ -141,7 +144,7 @@ extension FileDescriptor {
 
     private func remove(_ name: FilePath.Component, flags: CInt) throws(Errno) -> Bool {
         let result = name.withPlatformString { cName in
-            Errno.result { Glibc.unlinkat(self.rawValue, cName, flags) }
+            Errno.result { FaultPoint.call(.unlink) { Glibc.unlinkat(self.rawValue, cName, flags) } }
         }
         switch result {
         case .success: return true
@@ -154,7 +157,7 @@ extension FileDescriptor {
 
     /// `pread(2)` into `buffer` from `offset`; 0 at the end of the file.
     package func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int64) throws(Errno) -> Int {
-        try Errno.retryingOnInterrupt { Glibc.pread(self.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+        try Errno.retryingOnInterrupt { FaultPoint.call(.read) { Glibc.pread(self.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) } }
     }
 
     /// `write(2)` until every byte of `buffer` is written.
@@ -162,7 +165,7 @@ extension FileDescriptor {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
-            written += try Errno.retryingOnInterrupt { Glibc.write(self.rawValue, base + written, buffer.count - written) }
+            written += try Errno.retryingOnInterrupt { FaultPoint.call(.write) { Glibc.write(self.rawValue, base + written, buffer.count - written) } }
         }
     }
 
@@ -173,7 +176,7 @@ extension FileDescriptor {
         var written = 0
         while written < buffer.count {
             written += try Errno.retryingOnInterrupt {
-                Glibc.pwrite(self.rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written))
+                FaultPoint.call(.write) { Glibc.pwrite(self.rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written)) }
             }
         }
     }
@@ -202,7 +205,7 @@ extension FileDescriptor {
     /// `copy_file_range(2)` from `offset` of this file (advanced by what was copied) to the
     /// position of `destination`; 0 at the end.
     package func copyFileRange(from offset: inout Int64, to destination: FileDescriptor, count: Int) throws(Errno) -> Int {
-        try Errno.retryingOnInterrupt { docroute_copy_file_range_at(self.rawValue, &offset, destination.rawValue, nil, count) }
+        try Errno.retryingOnInterrupt { FaultPoint.call(.copy) { docroute_copy_file_range_at(self.rawValue, &offset, destination.rawValue, nil, count) } }
     }
 
     /// `ftruncate(2)`: cuts the file to `size` bytes (or extends it with zeros).
@@ -212,7 +215,7 @@ extension FileDescriptor {
 
     /// `fsync(2)`: data and metadata, including a folder's entries.
     package func sync() throws(Errno) {
-        _ = try Errno.retryingOnInterrupt { Glibc.fsync(self.rawValue) }
+        _ = try Errno.retryingOnInterrupt { FaultPoint.call(.sync) { Glibc.fsync(self.rawValue) } }
     }
 
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`: starts the write-back of `count` bytes from
@@ -249,13 +252,13 @@ extension FileDescriptor {
 
     /// `fdatasync(2)`: the data and what is needed to read it back.
     package func syncData() throws(Errno) {
-        _ = try Errno.retryingOnInterrupt { Glibc.fdatasync(self.rawValue) }
+        _ = try Errno.retryingOnInterrupt { FaultPoint.call(.sync) { Glibc.fdatasync(self.rawValue) } }
     }
 
     /// `syncfs(2)`: everything dirty on the file system holding this descriptor, in one flush.
     /// Since Linux 5.8 it reports write-back errors of any file on that file system.
     package func syncFileSystem() throws(Errno) {
-        _ = try Errno.retryingOnInterrupt { docroute_syncfs(self.rawValue) }
+        _ = try Errno.retryingOnInterrupt { FaultPoint.call(.sync) { docroute_syncfs(self.rawValue) } }
     }
 
     // MARK: Ownership

@@ -67,9 +67,16 @@ struct HandlerOptions: ParsableArguments {
     /// The handlers of the handlers folder. With `optional` (for `type`, which only adds the
     /// types handlers declare), a folder that was not named with --handlers and does not exist
     /// gives no handlers instead of an error.
+    ///
+    /// They are read as docrouted would load them now: a `DocRouteUser` this host has no user of
+    /// fails, and of two manifests with one bundle identifier the one docrouted loaded last (its
+    /// record in the state directory) keeps serving while the other is refused.
     func registry(optional: Bool = false) throws(CtlError) -> HandlerRegistry {
         do {
-            return HandlerDirectory(path: try handlersDirectory()).load(logger: Self.logger)
+            let directory = try handlersDirectory()
+            let previouslyLoaded = (try? stateDirectoryPath()).map { LoadedHandlersStore(stateDirectory: $0).load() } ?? [:]
+            return HandlerDirectory(path: directory)
+                .load(logger: Self.logger, previouslyLoaded: previouslyLoaded, userExists: { UserDatabase.user(named: $0) != nil })
         } catch where optional && handlers == nil {
             return HandlerRegistry(manifests: [])
         }

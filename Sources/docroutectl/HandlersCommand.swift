@@ -12,8 +12,14 @@ struct HandlersCommand: ParsableCommand {
         discussion: """
             Manifests are read as Launch Services reads them: a document type with an unknown role or rank \
             is skipped, a string stands for a one-element array, white space is trimmed, a parent type \
-            nobody declares stays a name. Each of these is a warning naming the file and the key path; \
-            the handler still loads. Exits 1 when any manifest failed to load, 0 with warnings only. \
+            nobody declares stays a name, a key a letter or two from one docroute reads \
+            (CFBundleDocumentType) is named with the likely key, and a handler that claims no type and \
+            no scheme is pointed out. Each of these is a warning naming the file and the key path; the \
+            handler still loads. A manifest fails when its DocRouteUser is not a user of this host, or \
+            when another manifest has its bundle identifier: the one docrouted loaded before keeps \
+            serving (its state directory records which) and the other is refused, both files named; \
+            with neither loaded before, both are refused. Exits 1 when any manifest failed to load, 0 \
+            with warnings only. \
             With --unit, prints instead the shell lines that make systemd start that handler on demand \
             as its own user (docroute-handler@USER.service and .path): docroutectl handlers --unit ID | sh
             """)
@@ -30,6 +36,9 @@ struct HandlersCommand: ParsableCommand {
         let registry = try options.registry()
         if let unitBundle {
             guard let handler = registry.handler(for: unitBundle) else {
+                if let failure = registry.failures.first(where: { $0.bundleIdentifier?.lowercased() == unitBundle.lowercased() }) {
+                    throw ValidationError("\(unitBundle) is not loaded: \(failure.error)")
+                }
                 throw ValidationError("no handler \(unitBundle) in \(try options.handlersDirectory()); docroutectl handlers lists them")
             }
             // The configuration the daemon uses (--config, $DOCROUTE_CONFIG, /etc/docroute/docroute.toml).

@@ -130,4 +130,55 @@ import Testing
             #expect(selector.chooseHandler(contentType: type)?.bundleIdentifier == selector.select(contentType: type).bundleIdentifier, "\(type)")
         }
     }
+
+    /// A default for a type the document conforms to decides when its handler claims only a more
+    /// general type; only the nearest default counts, and one whose handler cannot open the
+    /// document is passed over, with the reason.
+    @Test func theNearestDefaultDecidesWheneverItsHandlerCanOpenTheDocument() throws {
+        let registry = try registry {
+            try $0.write("a.plist", ManifestFixtures.handler("com.example.pdf", types: [ManifestFixtures.claim(["com.adobe.pdf"], rank: "Owner")]))
+            try $0.write("b.plist", ManifestFixtures.handler("com.example.hex", types: [ManifestFixtures.claim(["public.data"], rank: "Alternate")]))
+            try $0.write("c.plist", ManifestFixtures.handler("com.example.text", types: [ManifestFixtures.claim(["public.plain-text"])]))
+        }
+        let hex = HandlerSelector(registry: registry, defaults: AdminDefaults(types: ["public.data": "com.example.hex"]))
+        for selector in [hex, HandlerSelector(registry: registry, defaults: AdminDefaults(types: ["com.adobe.pdf": "com.example.hex"]))] {
+            let selection = selector.select(contentType: "com.adobe.pdf")
+            #expect(selection.bundleIdentifier == "com.example.hex")
+            #expect(selection.adminDefault?.decided == true)
+            #expect(selection.candidates.map(\.bundleIdentifier) == ["com.example.hex", "com.example.pdf"])
+            #expect(selector.chooseHandler(contentType: "com.adobe.pdf")?.bundleIdentifier == "com.example.hex")
+            #expect(selector.openInCandidates(contentType: "com.adobe.pdf").first?.isAdminDefault == true)
+        }
+        #expect(hex.select(contentType: "com.adobe.pdf").reason.contains("the nearest type com.adobe.pdf conforms to that has one"))
+
+        // The nearest default names a handler that cannot open PDFs: passed over, and the farther
+        // public.data default does not step in.
+        let passed = HandlerSelector(registry: registry, defaults: AdminDefaults(types: ["com.adobe.pdf": "com.example.text", "public.data": "com.example.hex"]))
+        let selection = passed.select(contentType: "com.adobe.pdf")
+        #expect(selection.bundleIdentifier == "com.example.pdf")
+        #expect(passed.chooseHandler(contentType: "com.adobe.pdf")?.bundleIdentifier == "com.example.pdf")
+        #expect(selection.adminDefault == AdminDefaultDecision(
+            key: "com.adobe.pdf", bundleIdentifier: "com.example.text", decided: false,
+            passedOverReason: "it claims neither com.adobe.pdf nor any type it conforms to (it claims public.plain-text)"))
+        #expect(selection.reason.contains("was passed over"), "\(selection.reason)")
+    }
+
+    /// Of two manifests with one bundle identifier, the one loaded before keeps serving; with
+    /// none loaded before, both are refused.
+    @Test func aDuplicateIdentifierKeepsTheManifestLoadedBefore() throws {
+        let fixtures = try ManifestFixtures()
+        defer { fixtures.remove() }
+        let manifest = ManifestFixtures.handler("com.example.viewer", types: [ManifestFixtures.claim(["public.png"])])
+        try fixtures.write("a.plist", manifest)
+        try fixtures.write("b.plist", manifest)
+        let directory = HandlerDirectory(path: fixtures.directory)
+        let first = directory.load(logger: logger)
+        #expect(first.handlers.isEmpty)
+        #expect(first.failures.map(\.error.code) == [.duplicateIdentifier, .duplicateIdentifier])
+        let kept = directory.load(logger: logger, previouslyLoaded: ["com.example.viewer": fixtures.directory + "/b.plist"])
+        #expect(kept.handler(for: "com.example.viewer")?.manifest.file == fixtures.directory + "/b.plist")
+        #expect(kept.failures.map(\.file) == [fixtures.directory + "/a.plist"])
+        #expect(kept.warnings.map(\.code) == [.duplicateIdentifier])
+        #expect(kept.loadedFiles == ["com.example.viewer": fixtures.directory + "/b.plist"])
+    }
 }

@@ -247,6 +247,26 @@ import Testing
         #expect(registry.warnings[1].message.contains("found a string; this entry is skipped"), "\(registry.warnings[1].message)")
     }
 
+    /// A key a letter or two from one docroute reads is named with the likely key, whatever its
+    /// case; Apple's own keys near a read one (`CFBundleTypeIconFile`) and keys far from all are not.
+    @Test(arguments: [false, true])
+    func keysNearAReadKeyAreTakenForMisspellings(binary: Bool) throws {
+        let registry = try load(binary: binary, [
+            "m.plist": [
+                "CFBundleIdentifier": "com.example.m",
+                "cfBundleDocumentTypes": [["LSItemContentTypes": ["public.png"]]],
+                "CFBundleDocumentTypes": [["LSItemContentType": ["public.png"], "CFBundleTypeIconFile": "m.icns", "NSDocumentClass": "Doc"]],
+                "SUFeedURL": "https://example.com/appcast.xml",
+            ],
+        ])
+        #expect(Self.summary(registry.warnings) == [
+            "m.plist cfBundleDocumentTypes misspelled-key",
+            "m.plist CFBundleDocumentTypes[0].LSItemContentType misspelled-key",
+            "m.plist  claims-nothing",
+        ])
+        #expect(registry.warnings.first?.message.contains("did you mean 'CFBundleDocumentTypes'?") == true)
+    }
+
     /// docrouted logs each warning at reload at warning level, with the file and key path.
     @Test func warningsAreLoggedWithFileAndKeyPath() throws {
         let records = LogRecords()
@@ -255,7 +275,8 @@ import Testing
             "quicklook.plist": Fixtures.handler("com.example.quicklook", types: [Fixtures.claim(["public.png"], role: "QLGenerator")]),
             "broken.plist": ["CFBundleName": "no identifier"],
         ], logger: logger)
-        #expect(registry.warnings.count == 1)
+        // The generator's only claim is skipped, so it claims nothing: a second warning.
+        #expect(registry.warnings.map(\.code) == [.unknownRole, .claimsNothing])
         let logged = records.all
         let warning = try #require(logged.first { $0.level == .warning })
         #expect(warning.message.contains("'QLGenerator'"), "\(warning.message)")
@@ -263,7 +284,7 @@ import Testing
         #expect(warning.metadata["key-path"] == "CFBundleDocumentTypes[0].CFBundleTypeRole")
         #expect(warning.metadata["code"] == "unknown-role")
         #expect(logged.contains { $0.level == .error && $0.metadata["path"]?.hasSuffix("broken.plist") == true })
-        #expect(logged.contains { $0.level == .info && $0.metadata["warnings"] == "1" && $0.metadata["failed"] == "1" })
+        #expect(logged.contains { $0.level == .info && $0.metadata["warnings"] == "2" && $0.metadata["failed"] == "1" })
     }
 
     @Test(arguments: [

@@ -80,13 +80,16 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Starts the daemon and waits until its socket answers. `runAs` (root only) runs it under
     /// another uid and gid through setpriv, after giving that user the temporary tree. `shell`
-    /// is a command line put before it (its last word a `sh -c` script ending in `exec "$0" "$@"`).
-    /// `capabilities` or `ambientCapabilities` (with `runAs`, e.g. `["chown", "fowner"]`) are
-    /// raised in the daemon's inheritable and ambient sets, as docroute.service's
-    /// AmbientCapabilities= does.
+    /// is a command line put before it (its last word a `sh -c` script ending in `exec "$0" "$@"`,
+    /// or a wrapper that execs its arguments, as `fiu-run` does). `wrapper` is a command line put
+    /// before it that runs the daemon as its child (`strace -f ...`): signals then go to that child,
+    /// the daemon itself, not to the wrapper. `capabilities` or `ambientCapabilities` (with
+    /// `runAs`, e.g. `["chown", "fowner"]`) are raised in the daemon's inheritable and ambient
+    /// sets, as docroute.service's AmbientCapabilities= does.
     func start(environment: [String: String] = [:], runAs: (uid: UInt32, gid: UInt32)? = nil, capabilities: [String] = [], ambientCapabilities: [String] = [],
-               shell: [String]? = nil) throws {
+               shell: [String]? = nil, wrapper: [String]? = nil) throws {
         let process = Process()
+        wrapped = wrapper != nil
         let arguments = ["--config", configPath, "--log-level", "debug"]
         if let runAs {
             try chownTree(root, uid: runAs.uid, gid: runAs.gid)
@@ -96,7 +99,7 @@ final class DaemonHarness: @unchecked Sendable {
             process.arguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--clear-groups"]
                 + (raised.isEmpty ? [] : ["--inh-caps=\(kept)", "--ambient-caps=\(kept)"])
                 + ["--", Self.binDirectory + "/docrouted"] + arguments
-        } else if let shell {
+        } else if let shell = shell ?? wrapper {
             process.executableURL = URL(fileURLWithPath: shell[0])
             process.arguments = Array(shell.dropFirst()) + [Self.binDirectory + "/docrouted"] + arguments
         } else {
@@ -137,23 +140,79 @@ final class DaemonHarness: @unchecked Sendable {
 
     var daemonLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// Whether the daemon runs as the child of a `wrapper` given to ``start(environment:runAs:capabilities:ambientCapabilities:shell:wrapper:)``.
+    private(set) var wrapped = false
+
+    /// Whether the process started (the wrapper, if any) still runs. Foundation learns of its end
+    /// only once every copy of a socket the child inherited is closed, and the Swift runtime's
+    /// backtracer, started by a crashing daemon, holds one for as long as it runs: a process that
+    /// is already a zombie counts as ended.
+    var isRunning: Bool {
+        guard let process, process.isRunning else { return false }
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
+    /// The daemon's process id: the process started, or under a `wrapper` its child named docrouted
+    /// (`nil` while the wrapper has not started it yet, or once it ended).
+    var daemonProcessID: pid_t? {
+        guard let process, isRunning else { return nil }
+        guard wrapped else { return process.processIdentifier }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+            // `pid (comm) state ppid ...`; the name may itself hold spaces or parentheses.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if stat[stat.index(after: open)..<close] == "docrouted", fields.count > 1, pid_t(fields[1]) == process.processIdentifier {
+                return pid
+            }
+        }
+        return nil
+    }
+
     func signal(_ signal: Int32) {
-        if let process, process.isRunning { kill(process.processIdentifier, signal) }
+        if let pid = daemonProcessID { kill(pid, signal) }
     }
 
     /// SIGKILL, as a crash would.
     func crash() {
         signal(SIGKILL)
-        process?.waitUntilExit()
+        if wrapped, let process, !waitForExit(timeout: 10) {
+            // The wrapper never started the daemon, or outlived it: it goes too.
+            kill(process.processIdentifier, SIGKILL)
+        }
+        _ = waitForExit(timeout: 60)
+    }
+
+    /// SIGTERM, then SIGKILL if the daemon has not exited within `timeout` seconds; `true` if it
+    /// exited by itself.
+    @discardableResult
+    func stop(timeout: TimeInterval) -> Bool {
+        signal(SIGTERM)
+        if waitForExit(timeout: timeout) { return true }
+        crash()
+        return false
+    }
+
+    /// Waits until the process started (the wrapper, if any) has exited; `false` after `timeout` seconds.
+    func waitForExit(timeout: TimeInterval) -> Bool {
+        guard waitUntil(timeout: timeout, { !self.isRunning }) else { return false }
+        // Foundation reaps it a moment later (its exit status is read after this), unless a
+        // backtracer still holds the inherited socket.
+        _ = waitUntil(timeout: 2) { self.process?.isRunning != true }
+        return true
     }
 
     func stop() {
         signal(SIGTERM)
-        process?.waitUntilExit()
+        while isRunning { usleep(10_000) }
+        _ = waitForExit(timeout: 0)
     }
 
     func remove() {
-        if process?.isRunning == true { crash() }
+        if isRunning { crash() }
         folder.remove()
     }
 

@@ -176,18 +176,19 @@ struct HandlerLaunchTests {
     /// `docroutectl handlers --unit ID` prints the set-up an admin pipes to sh: the environment
     /// file, a drop-in with the handler's command and its container, the path unit enabled.
     @Test func docroutectlPrintsTheUnitLinesForAHandler() throws {
+        // A user this host has: a DocRouteUser naming none fails the manifest.
         let harness = try DaemonHarness(sampleHandlers: false)
         defer { harness.remove() }
-        try Self.installProbe(in: harness, bundle: "org.docroute.test.unitprobe", ext: "unitprobe", user: "viewer", report: "/tmp/100% \"x\"")
+        try Self.installProbe(in: harness, bundle: "org.docroute.test.unitprobe", ext: "unitprobe", user: "nobody", report: "/tmp/100% \"x\"")
         try Self.installProbe(in: harness, bundle: "org.docroute.test.rootunitprobe", ext: "rootunitprobe", user: "root", report: "/tmp/r")
         let (status, output) = try Self.docroutectl(["handlers", "--config", harness.configPath, "--unit", "org.docroute.test.unitprobe"])
         #expect(status == 0, "\(output)")
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.contains("HANDLER_BUNDLE_ID=org.docroute.test.unitprobe"), "\(output)")
-        #expect(lines.contains("cat > /etc/systemd/system/docroute-handler@viewer.service.d/docroute.conf <<'EOF'"), "\(output)")
+        #expect(lines.contains("cat > /etc/systemd/system/docroute-handler@nobody.service.d/docroute.conf <<'EOF'"), "\(output)")
         #expect(lines.contains(#"BindPaths="\#(harness.containers)/org.docroute.test.unitprobe""#), "\(output)")
         #expect(lines.contains { $0.hasPrefix(#"ExecStart="/bin/sh" "-c" "grep -E"#) && $0.hasSuffix(#" "/tmp/100%% \"x\"""#) }, "\(output)")
-        #expect(lines.contains("systemctl enable --now docroute-handler@viewer.path"), "\(output)")
+        #expect(lines.contains("systemctl enable --now docroute-handler@nobody.path"), "\(output)")
 
         let (rootStatus, rootOutput) = try Self.docroutectl(["handlers", "--config", harness.configPath, "--unit", "org.docroute.test.rootunitprobe"])
         #expect(rootStatus == 1 && rootOutput.contains("a handler that runs as root cannot get a docroute-handler@ unit"), "\(rootStatus): \(rootOutput)")

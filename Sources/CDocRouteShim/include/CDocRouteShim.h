@@ -183,6 +183,32 @@ int32_t docroute_spawn_handler(const char *path, char *const argv[], char *const
                                int change_identity, uint32_t uid, uint32_t gid,
                                const uint32_t *groups, size_t group_count, int *failed_step);
 
+/// The kinds of system call the fault point counts (see fault_point.c and FaultPoint.swift).
+typedef enum {
+    docroute_fault_open = 1,   // open, openat, openat2
+    docroute_fault_read = 2,   // pread
+    docroute_fault_write = 3,  // write, pwrite
+    docroute_fault_copy = 4,   // copy_file_range
+    docroute_fault_sync = 5,   // fsync, fdatasync, syncfs
+    docroute_fault_rename = 6, // renameat, renameat2
+    docroute_fault_unlink = 7, // unlinkat (files and empty folders)
+} docroute_fault_kind;
+
+/// Nonzero when DOCROUTE_FAULT named faults to inject; set once, when the binary is loaded, before
+/// any thread exists (a setting that cannot be read ends the process with exit status 2 and says
+/// why on standard error). Read it through docroute_fault_is_armed().
+extern int docroute_fault_armed;
+
+/// Whether DOCROUTE_FAULT armed the fault point: one load and a branch the compiler is told is
+/// rarely taken, inlined into each wrapper (Swift 6 refuses to read a mutable C global directly).
+static inline int docroute_fault_is_armed(void) {
+    return __builtin_expect(docroute_fault_armed != 0, 0);
+}
+
+/// Counts one call of `kind` and returns the errno it must fail with, or 0 to make the call.
+/// Writes one line to standard error for each call it fails. Only call it when docroute_fault_armed.
+int docroute_fault_fire(int kind);
+
 #endif // defined(__linux__)
 
 #endif
