@@ -42,3 +42,16 @@ import Testing
         #expect(manifest.warnings.map(\.keyPath) == ["DocRouteInboxRetentionDays"], "\(manifest.warnings)")
     }
 }
+
+extension ManifestRetentionTests {
+    /// The key a letter off is taken for what it is, so a retention the author meant is not
+    /// silently never applied.
+    @Test func aMisspelledRetentionKeyIsNamed() throws {
+        var plist = ManifestFixtures.handler("com.example.kept", types: [ManifestFixtures.claim(["public.png"])])
+        plist["DocRouteInboxRetentionDay"] = 7
+        let manifest = try read(try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)).get()
+        #expect(manifest.inboxRetentionDays == nil)
+        #expect(manifest.warnings.contains { $0.keyPath == "DocRouteInboxRetentionDay" && $0.message.contains("'DocRouteInboxRetentionDays'") },
+                "\(manifest.warnings)")
+    }
+}
