@@ -23,6 +23,13 @@ struct HandlerUnitLines {
         }
         guard let instance = HandlerAccount.unitInstance(for: handler.manifest.user) else {
             let suggested = bundle.split(separator: ".").last.map(String.init) ?? "handler"
+            guard Self.isRoot(handler.manifest.user) else {
+                throw CtlError("""
+                    \(bundle) runs as \(Self.shown(handler.manifest.user)) (DocRouteUser in \(handler.manifest.file)), which cannot \
+                    name a docroute-handler@ unit: a unit's user is a name of letters, digits, '_', '-' and '.', not starting \
+                    with '-' or '.', at most 32 long. Name such a user in DocRouteUser (for instance '\(suggested)')
+                    """)
+            }
             throw CtlError("""
                 \(bundle) runs as \(Self.shown(handler.manifest.user)) (DocRouteUser in \(handler.manifest.file)), and a handler \
                 that runs as root cannot get a docroute-handler@ unit, which runs as the handler's own user. \
@@ -64,7 +71,15 @@ struct HandlerUnitLines {
         return lines.joined(separator: "\n")
     }
 
-    /// The user as an administrator reads it: `root (no DocRouteUser)` rather than `'0'`.
+    /// Root, by name or uid.
+    static func isRoot(_ user: HandlerUser) -> Bool {
+        switch user {
+        case .uid(let uid): uid == 0
+        case .name(let name): name == "root"
+        }
+    }
+
+    /// The user as an administrator reads it: `root (uid 0)` rather than `'0'`.
     static func shown(_ user: HandlerUser) -> String {
         switch user {
         case .uid(0): "root (uid 0)"
