@@ -12,15 +12,19 @@ RUN_ROOT := $(CURDIR)/run
 FUZZ_SECONDS ?= 60
 BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 
-# Debian packages the build and the tests use; installed only when missing.
-APT_PACKAGES := libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin \
-	python3 python3-venv inotify-tools socat systemd file debootstrap systemd-container \
-	build-essential debhelper dpkg-dev lintian strace fiu-utils
+# Debian packages, installed only when missing. `make run` (and build, install, man) takes what
+# building and running docrouted needs; the tests add their tools, and the package and the
+# container test (both run by the tests too) theirs.
+APT_RUN_PACKAGES := build-essential libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin
+APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file strace fiu-utils groff-base man-db
+APT_PACKAGING_PACKAGES := debootstrap systemd-container debhelper dpkg-dev lintian
+APT_PACKAGES := $(APT_RUN_PACKAGES) $(APT_TEST_PACKAGES) $(APT_PACKAGING_PACKAGES)
 
-.PHONY: help deps build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
+.PHONY: help deps run-deps man build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
+	@echo "make man     the man pages into .build/man (man -l .build/man/docroutectl.1)"
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
 	@echo "make bench-ext4   the comparison again on a journaled ext4 image on the same disk (root)"
@@ -28,18 +32,26 @@ help:
 	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
 	@echo "make deb     docroute_<version>_amd64.deb (debhelper, static Swift runtime), checked by lintian"
 
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# $(call install-missing,PACKAGES,TARGET): apt-get install of those not installed yet.
+define install-missing
+@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "error: missing Debian packages:$$missing; run 'make deps' as root" >&2; exit 1; fi; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: missing Debian packages:$$missing; run 'make $(2)' as root" >&2; exit 1; fi; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
 
-build: deps
+deps:
+	$(call install-missing,$(APT_PACKAGES),deps)
+
+run-deps:
+	$(call install-missing,$(APT_RUN_PACKAGES),run-deps)
+
+build: run-deps
 	$(SWIFT) build
 
 release: deps
@@ -47,14 +59,22 @@ release: deps
 
 run: build
 	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
-	@echo "handlers:"; $(BIN_DEBUG)/docroutectl handlers --config "$(RUN_ROOT)/docroute.toml" | sed 's/^/  /' || true
-	@echo "starting docrouted in the foreground (Ctrl-C stops it); socket $(RUN_ROOT)/run/docroute.sock"
-	PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
+	@PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
+
+# The man pages as they are installed, readable from the checkout: man -l .build/man/docroutectl.1
+MAN_DIR := $(CURDIR)/.build/man
+man: build
+	$(SWIFT) build --product generate-manual
+	scripts/make-man.sh "$(BIN_DEBUG)" "$(MAN_DIR)"
+	@echo "read them with: man -l $(MAN_DIR)/docroutectl.1   (also docrouted.8, docroute.toml.5)"
 
 test: deps
 	$(SWIFT) build --build-tests
 	# generate-manual too, for the install script's man-page test (InstallScriptIntegrationTests).
 	$(SWIFT) build --product generate-manual
+	# Every man page as `make man` writes it, rendered by groff with all warnings on: none may warn.
+	scripts/make-man.sh "$(BIN_DEBUG)" "$(MAN_DIR)"
+	scripts/check-man.sh "$(MAN_DIR)"
 	scripts/verify-units.sh "$(BIN_DEBUG)/docrouted" "$(BIN_DEBUG)/docroutectl"
 	# Every import against docs/ARCHITECTURE.md's table and Package.swift's declared dependencies;
 	# the C library and shim only in DocRoutePlatform (scripts/layer-exceptions.txt). Then the
@@ -135,7 +155,7 @@ deb: deps
 # Binaries with the Swift runtime linked statically (they run without a Swift toolchain installed);
 # man pages from swift-argument-parser's generate-manual tool, built beside them, plus the
 # hand-written sections in docs/man.
-install: deps
+install: run-deps
 	$(SWIFT) build -c release --static-swift-stdlib
 	$(SWIFT) build -c release --static-swift-stdlib --product generate-manual
 	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"

@@ -48,35 +48,17 @@ install -d -m 0755 "$root$prefix/bin" "$unit_dir" "$root$prefix/lib/sysusers.d" 
 install -m 0755 "$bin_dir/docrouted" "$root$prefix/bin/docrouted"
 install -m 0755 "$bin_dir/docroutectl" "$root$prefix/bin/docroutectl"
 
-# Man pages: the options come from the argument parser of the binaries just installed (swift-argument-
-# parser's generate-manual reads --experimental-dump-help), so they always describe them; ENVIRONMENT,
-# FILES, EXIT STATUS, EXAMPLES and SEE ALSO are hand-written (docs/man/NAME.SECTION.tail) and replace
-# the generated EXIT STATUS; docroute.toml(5) is hand-written whole.
+# Man pages: written by scripts/make-man.sh (the options from the argument parser of the binaries
+# just installed, the hand-written sections from docs/man), then installed by section.
 man_root="$root$prefix/share/man"
 install -d -m 0755 "$man_root/man1" "$man_root/man5" "$man_root/man8" "$root$prefix/share/bash-completion/completions" \
     "$root$prefix/share/zsh/site-functions" "$root$prefix/share/fish/vendor_completions.d"
+pages=$(mktemp -d)
+trap 'rm -rf "$pages"' EXIT
 if [ -x "$bin_dir/generate-manual" ]; then
-    # A fixed date keeps the pages reproducible: SOURCE_DATE_EPOCH, else the last commit's.
-    epoch=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
-    pages=$(mktemp -d)
-    trap 'rm -rf "$pages"' EXIT
-    for page in docrouted:8 docroutectl:1; do
-        name=${page%:*}
-        section=${page#*:}
-        "$bin_dir/generate-manual" "$bin_dir/$name" --section "$section" --date "$(date -u -d "@$epoch" +%F)" -o "$pages"
-        generated="$pages/$name.$section"
-        [ -f "$generated" ] || generated="$pages/$name.1"
-        # A command whose only subcommand is the parser's own `help` has no subcommand to show.
-        if [ "$(grep -c '^\.It Em ' "$generated")" = 1 ] && grep -q '^\.It Em help$' "$generated"; then
-            sed -i -e '/^\.Ar subcommand$/d' -e '/^\.It Em help$/,/^\.El$/d' "$generated"
-        fi
-        # A blank line between paragraphs of a discussion is a warning to mdoc; .Pp is its paragraph break.
-        {
-            sed -e 's/^$/.Pp/' -e '/^\.Sh "EXIT STATUS"$/,$d' "$generated"
-            cat "$repo/docs/man/$name.$section.tail"
-        } >"$man_root/man$section/$name.$section"
-        chmod 0644 "$man_root/man$section/$name.$section"
-    done
+    "$repo/scripts/make-man.sh" "$bin_dir" "$pages"
+    install -m 0644 "$pages/docrouted.8" "$man_root/man8/docrouted.8"
+    install -m 0644 "$pages/docroutectl.1" "$man_root/man1/docroutectl.1"
 else
     echo "warning: $bin_dir/generate-manual is missing (swift build -c release --product generate-manual); no man pages for the commands installed" >&2
 fi

@@ -2,6 +2,8 @@
 # Writes ROOT/docroute.toml: the shipped configuration with every path moved under ROOT,
 # and installs the sample handlers, so `make run` needs no root-owned folders. An existing
 # ROOT/docroute.toml is the user's: it is kept (remove it to get the shipped one again).
+# Then prints the handlers (with BIN_DIR's docroutectl), where to drop files, and last the
+# lines to paste into a second terminal: `make run` starts docrouted right after them.
 set -euo pipefail
 root=${1:?usage: make-run-config.sh ROOT}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,12 +25,18 @@ else
       "$here/config/docroute.toml" > "$root/docroute.toml"
   echo "configuration: $root/docroute.toml (written from config/docroute.toml)"
 fi
+bin=$(cd "${BIN_DIR:-$here/.build/debug}" 2>/dev/null && pwd || echo "$here/.build/debug")
+if [ -x "$bin/docroutectl" ]; then
+  echo "handlers:"
+  "$bin/docroutectl" handlers --config "$root/docroute.toml" | sed 's/^/  /' || true
+fi
 echo "drop files into: $root/spool/drop   (or $root/spool/drop/<mailbox>/)"
 echo "mail (Maildir) into: $root/spool/mail/new   (or $root/spool/mail/.<Folder>/new)"
 echo "sandboxes under: $root/var/lib/docroute/containers"
+echo "starting docrouted in the foreground (Ctrl-C stops it); socket $root/run/docroute.sock"
+# Last, so the handler list above does not scroll them away before they are copied.
 echo
 echo "in a second terminal, so docroutectl finds this daemon's configuration and socket:"
 echo "  export DOCROUTE_CONFIG=$root/docroute.toml"
-bin=$(cd "${BIN_DIR:-$here/.build/debug}" 2>/dev/null && pwd || echo "$here/.build/debug")
 echo "  export PATH=\"$bin:\$PATH\""
 echo

@@ -42,6 +42,12 @@ package struct ConfigurationCheck: Sendable {
     /// Every finding, in the order the daemon uses things.
     package func run(mime: MIMEDatabaseChoice, socketPassedBySystemd: Bool = false) -> [Finding] {
         var findings = handlers()
+        if configuration.inboxes.isEmpty {
+            findings.append(Finding(severity: .warning, subject: "inbox", message: """
+                no inboxes configured: nothing will be delivered except `open` requests; add an [[inbox]] table \
+                to \(configuration.file) for a folder to watch
+                """))
+        }
         for inbox in configuration.inboxes {
             findings.append(Self.folder(inbox.path, role: "inbox", what: "\(inbox.kind.rawValue) inbox"))
         }

@@ -141,7 +141,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigurationError(code: .syntax, inputFile: file, inputLine: error.source.begin.line, message: "TOML syntax: \(error.description)")
+            throw syntaxError(error, text: text, file: file)
         } catch {
             throw ConfigurationError(code: .syntax, inputFile: file, message: "TOML syntax: \(error)")
         }

@@ -84,7 +84,7 @@ package actor RoutingDaemon {
     nonisolated let openBudget: OpenBudget
     /// When an `over-limit` refusal was last logged: one a second at most.
     nonisolated let overLimitLogged = Mutex<ContinuousClock.Instant?>(nil)
-    static let version = "docrouted/0.1.0"
+    static let version = DocRouteVersion.daemon
 
     package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
         self.configuration = configuration
@@ -211,14 +211,17 @@ package actor RoutingDaemon {
         }
     }
 
-    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, previouslyLoaded: [String: String], logger: Logger) -> Loaded {
+    /// `administrators` is what the last load found, so a reload does not warn again of a
+    /// missing admin_group.
+    static func load(_ configuration: DaemonConfiguration, mimeDatabase: MIMEDatabase, previouslyLoaded: [String: String],
+                     administrators: AdministratorGroup? = nil, logger: Logger) -> Loaded {
         let registry = HandlerDirectory(path: configuration.handlersDirectory)
             .load(logger: logger, previouslyLoaded: previouslyLoaded, userExists: { UserDatabase.user(named: $0) != nil })
         let defaults = loadDefaults(configuration, logger: logger)
         return Loaded(
             routing: RoutingSnapshot(registry: registry, defaults: defaults, mimeDatabase: mimeDatabase,
                                      containersDirectory: configuration.containersDirectory),
-            administrators: AdministratorGroup.resolve(configuration.adminGroup, logger: logger),
+            administrators: AdministratorGroup.resolve(configuration.adminGroup, previous: administrators, logger: logger),
             handlerUsers: HandlerUsers(registry))
     }
 
@@ -229,10 +232,12 @@ package actor RoutingDaemon {
             throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
         }
         _ = try? notifier?.reloading()
+        let previous = administrators.withLock { $0 }
         // The registry in use decides which of two manifests with one identifier keeps serving.
         let previouslyLoaded = routing.snapshot.registry.loadedFiles
         let loaded = try await threadPool.runIfActive { [configuration, mimeDatabase, logger] in
-            let loaded = Self.load(configuration, mimeDatabase: mimeDatabase, previouslyLoaded: previouslyLoaded, logger: logger)
+            let loaded = Self.load(configuration, mimeDatabase: mimeDatabase, previouslyLoaded: previouslyLoaded,
+                                   administrators: previous, logger: logger)
             Self.recordLoadedHandlers(loaded.routing.registry, configuration, logger: logger)
             return loaded
         }
@@ -260,6 +265,7 @@ package actor RoutingDaemon {
             group.addTask { await self.reloadOnManifestChanges() }
             group.addTask { await self.rereadUnreadableManifests() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
+            group.addTask { await self.removeExpiredInboxCopies() }
             group.addTask { [backend, dispatcher] in
                 // What a `--recover-ledger` left for lack of time, measured while the daemon works
                 // (see LedgerBackend.continueRebuild for why it need not come before).

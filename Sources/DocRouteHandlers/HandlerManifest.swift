@@ -23,6 +23,9 @@ public struct HandlerManifest: Sendable, Hashable {
     public var launchCommand: [String]?
     /// `DocRouteContainer`: the sandbox root; nil means `<containers_directory>/<bundle identifier>`.
     public var container: String?
+    /// `DocRouteInboxRetentionDays`: days after its acknowledgement that docrouted removes a copy
+    /// from `Documents/Inbox/`; nil keeps every copy until the handler removes it.
+    public var inboxRetentionDays: Double?
     /// The file the manifest was read from.
     public var file: String
     /// What was read otherwise than written (a skipped document type, a trimmed value), in file order.

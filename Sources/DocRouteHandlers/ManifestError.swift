@@ -46,8 +46,10 @@ public struct ManifestErrorCode: ErrorCodeProtocol {
     /// `DocRouteUser` names a user this host does not have.
     public static let unknownUser = Self(.unknownUser)
 
-    /// `file: key path: message`, without the key path for the file as a whole.
+    /// `file: key path: message` (`file:line:` when the line is known), without the key path for
+    /// the file as a whole.
     public static func describe(_ error: ManifestError) -> String {
-        [error.inputFile ?? "", error.inputKey, error.message].compactMap { $0 }.joined(separator: ": ")
+        let place = (error.inputFile ?? "") + (error.inputLine.map { ":\($0)" } ?? "")
+        return [place, error.inputKey, error.message].compactMap { $0 }.joined(separator: ": ")
     }
 }

@@ -9,7 +9,7 @@ extension ManifestReader.Reader {
         static let topLevel = KeySet(
             read: ["CFBundleIdentifier", "CFBundleName", "CFBundleDocumentTypes", "CFBundleURLTypes",
                    "UTExportedTypeDeclarations", "UTImportedTypeDeclarations",
-                   "DocRouteUser", "DocRouteLaunchCommand", "DocRouteContainer"],
+                   "DocRouteUser", "DocRouteLaunchCommand", "DocRouteContainer", "DocRouteInboxRetentionDays"],
             alsoKnown: ["CFBundleDisplayName", "CFBundleExecutable", "CFBundleIconFile", "CFBundleIconFiles", "CFBundleIconName",
                         "CFBundleIcons", "CFBundleVersion", "CFBundleShortVersionString", "CFBundlePackageType",
                         "CFBundleSignature", "CFBundleDevelopmentRegion", "CFBundleInfoDictionaryVersion",

@@ -237,6 +237,7 @@ extension ManifestReader {
                 }
                 manifest.container = container
             }
+            manifest.inboxRetentionDays = inboxRetentionDays(plist)
         }
 
         static func isValidBundleIdentifier(_ identifier: String) -> Bool {

@@ -23,9 +23,11 @@ public enum ManifestReader {
         do {
             root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
+            // Foundation names no position: the bytes are looked at again for one.
+            let found = unreadable(data)
             return .failure(ManifestError(
-                code: .notPropertyList, inputFile: file,
-                message: "not a property list (XML or binary): \(error.localizedDescription)"))
+                code: .notPropertyList, inputFile: file, inputLine: found?.line,
+                message: "not a property list (XML or binary): \(found.map { $0.detail + "; complete or replace the file" } ?? error.localizedDescription)"))
         }
         do {
             var reader = Reader(file: file)

@@ -193,6 +193,15 @@ package final class DeliveryLedger: Sendable {
         migrator.registerMigration("requesterUID") { db in
             try db.execute(sql: "ALTER TABLE delivery ADD COLUMN requesterUID INTEGER")
         }
+        // When a retention sweep settled an acknowledged copy (removed it, or found it gone), so the
+        // next sweep reads only the copies still to settle (DeliveryLedger+Retention.swift).
+        migrator.registerMigration("copyRemovedAt") { db in
+            try db.execute(sql: """
+                ALTER TABLE delivery ADD COLUMN copyRemovedAt DATETIME;
+                CREATE INDEX delivery_acknowledged_copies ON delivery (bundleIdentifier, acknowledgedAt, id)
+                    WHERE state = 'acknowledged' AND kind = 'file' AND copyRemovedAt IS NULL;
+                """)
+        }
         return migrator
     }
 

@@ -13,12 +13,20 @@ package struct AdministratorGroup: Sendable, Hashable {
     var memberUIDs: Set<UInt32> = []
 
     /// Looks the group and its members up (reentrant calls). A configured group that does not
-    /// exist admits root only, and says so in the log.
-    package static func resolve(_ name: String?, logger: Logger) -> AdministratorGroup {
+    /// exist admits root only, and says so in the log: at start (`previous` nil) and when a reload
+    /// finds it gone, not again at every reload that finds it still missing (each `docroutectl
+    /// default set` is a reload).
+    package static func resolve(_ name: String?, previous: AdministratorGroup? = nil, logger: Logger) -> AdministratorGroup {
         guard let name else { return AdministratorGroup(name: nil, gid: nil) }
+        let wasMissing = previous.map { $0.name == name && $0.gid == nil } ?? false
         guard let group = UserDatabase.group(named: name) else {
-            logger.warning("admin_group '\(name)' does not exist: status is for root only until it does and docrouted reloads (SIGHUP)")
+            if !wasMissing {
+                logger.warning("admin_group '\(name)' does not exist: status is for root only until it does and docrouted reloads (SIGHUP)")
+            }
             return AdministratorGroup(name: name, gid: nil)
+        }
+        if wasMissing {
+            logger.notice("admin_group '\(name)' exists now: its members may ask for status")
         }
         let members = Set(group.members.compactMap { UserDatabase.user(named: $0)?.uid })
         return AdministratorGroup(name: name, gid: group.gid, memberUIDs: members)

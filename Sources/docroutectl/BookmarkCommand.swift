@@ -8,13 +8,13 @@ struct BookmarkCommand: ParsableCommand {
         commandName: "bookmark",
         abstract: "Make or resolve a bookmark: a reference that finds a document again after it moved inside its container.",
         discussion: """
-            A handler keeps a bookmark to a delivered document instead of its path. The bookmark \\
-            records the path relative to the container (the handler's sandbox root, the folder \\
-            holding Documents/), the device and inode, size, modification time and a digest of \\
-            the first bytes. Resolving tries the recorded path first, then searches the container \\
-            for the same inode, then for the same size and digest; "stale" means the document had \\
-            to be searched for (make a new bookmark). A bookmark never resolves outside the \\
-            container it was made in and never follows a symbolic link; without --container it \\
+            A handler keeps a bookmark to a delivered document instead of its path. The bookmark \
+            records the path relative to the container (the handler's sandbox root, the folder \
+            holding Documents/), the device and inode, size, modification time and a digest of \
+            the first bytes. Resolving tries the recorded path first, then searches the container \
+            for the same inode, then for the same size and digest; "stale" means the document had \
+            to be searched for (make a new bookmark). A bookmark never resolves outside the \
+            container it was made in and never follows a symbolic link; without --container it \
             resolves only in a container of your own (owned by you, holding Documents/).
             """,
         subcommands: [Create.self, Resolve.self])
@@ -46,8 +46,8 @@ struct BookmarkCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Find the document a bookmark refers to; print its URL and whether the bookmark was stale.",
             discussion: """
-                Prints the document's file URL on the first line and "current" or "stale" on the \\
-                second. Exits 1 with the reason (not-found, other-container, not-in-container, \\
+                Prints the document's file URL on the first line and "current" or "stale" on the \
+                second. Exits 1 with the reason (not-found, other-container, not-in-container, \
                 symbolic-link, invalid-data) when it cannot be found.
                 """)
 

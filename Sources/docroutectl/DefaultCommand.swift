@@ -137,11 +137,19 @@ struct DefaultCommand: ParsableCommand {
     }
 
     struct Unset: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the default for TYPE (a UTI, a file name extension or a MIME type) or SCHEME.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove the default for TYPE (a UTI, a file name extension or a MIME type) or SCHEME.",
+            discussion: """
+                Then docrouted picks among the handlers that claim it as it does without a default: \
+                the one claiming the most specific type, then by LSHandlerRank and role (docroutectl \
+                route shows which). docrouted takes the change by itself; the command waits until it \
+                has (at most 5 s) and says so.
+                """)
         @OptionGroup var options: HandlerOptions
         @Option(help: ArgumentHelp("docrouted's socket, to confirm it took the change (default: $DOCROUTE_SOCKET, else socket of the configuration).", valueName: "path"))
         var socket: String?
-        @Argument var key: String
+        @Argument(help: "The type identifier (public.plain-text), file name extension (pdf), MIME type (application/pdf) or URL scheme (todolist:) whose default to remove.")
+        var key: String
 
         func run() async throws {
             let store = AdminDefaultsStore(stateDirectory: try options.stateDirectoryPath())
@@ -163,7 +171,8 @@ struct DefaultCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the defaults.")
         @OptionGroup var options: HandlerOptions
-        @Flag var json = false
+        @Flag(help: "Print them as one JSON object: {\"types\": {TYPE: BUNDLE_ID}, \"schemes\": {SCHEME: BUNDLE_ID}}.")
+        var json = false
 
         func run() throws {
             let defaults = try options.defaults()

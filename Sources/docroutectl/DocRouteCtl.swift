@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteConfiguration
 
 /// `docroutectl`: the administrator's and handler author's tool.
 @main
@@ -6,6 +7,7 @@ struct DocRouteCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docroutectl",
         abstract: "Inspect types and handlers, route documents, and talk to docrouted.",
+        version: "docroutectl \(DocRouteVersion.number)",
         subcommands: [
             TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self, QuarantineCommand.self, SubscribeCommand.self,
             OpenCommand.self, BookmarkCommand.self, StatusCommand.self, MailCommand.self,

@@ -17,11 +17,26 @@ struct HandlerUnitLines {
 
     func script() throws -> String {
         let bundle = handler.bundleIdentifier
+        // What the manifest says is no misuse of the command line: CtlError (exit 1, no usage).
         guard let command = handler.manifest.launchCommand else {
-            throw ValidationError("\(bundle) has no DocRouteLaunchCommand in \(handler.manifest.file): add the command that starts it (it subscribes itself), or run it with docroutectl subscribe \(bundle) --exec CMD")
+            throw CtlError("\(bundle) has no DocRouteLaunchCommand in \(handler.manifest.file): add the command that starts it (it subscribes itself), or run it with docroutectl subscribe \(bundle) --exec CMD")
         }
         guard let instance = HandlerAccount.unitInstance(for: handler.manifest.user) else {
-            throw ValidationError("\(bundle) runs as '\(handler.manifest.user)' (DocRouteUser in \(handler.manifest.file)); a handler started by systemd runs as a user of its own, never root: create one (a sysusers.d line such as 'u \(bundle.split(separator: ".").last.map(String.init) ?? "handler") - \"\(bundle)\" /nonexistent') and name it in DocRouteUser")
+            let suggested = bundle.split(separator: ".").last.map(String.init) ?? "handler"
+            guard Self.isRoot(handler.manifest.user) else {
+                throw CtlError("""
+                    \(bundle) runs as \(Self.shown(handler.manifest.user)) (DocRouteUser in \(handler.manifest.file)), which cannot \
+                    name a docroute-handler@ unit: a unit's user is a name of letters, digits, '_', '-' and '.', not starting \
+                    with '-' or '.', at most 32 long. Name such a user in DocRouteUser (for instance '\(suggested)')
+                    """)
+            }
+            throw CtlError("""
+                \(bundle) runs as \(Self.shown(handler.manifest.user)) (DocRouteUser in \(handler.manifest.file)), and a handler \
+                that runs as root cannot get a docroute-handler@ unit, which runs as the handler's own user. \
+                Set DocRouteUser to a dedicated user: create one (a sysusers.d line such as \
+                'u \(suggested) - "\(bundle)" /nonexistent', then systemd-sysusers), name it in DocRouteUser, \
+                and run docroutectl handlers --unit \(bundle) again
+                """)
         }
         let container = handler.manifest.container ?? configuration.containersDirectory + "/" + bundle
         let unit = "docroute-handler@\(instance)"
@@ -54,6 +69,23 @@ struct HandlerUnitLines {
             "systemctl enable --now \(unit).path",
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// Root, by name or uid.
+    static func isRoot(_ user: HandlerUser) -> Bool {
+        switch user {
+        case .uid(let uid): uid == 0
+        case .name(let name): name == "root"
+        }
+    }
+
+    /// The user as an administrator reads it: `root (uid 0)` rather than `'0'`.
+    static func shown(_ user: HandlerUser) -> String {
+        switch user {
+        case .uid(0): "root (uid 0)"
+        case .uid(let uid): "uid \(uid)"
+        case .name(let name): "'\(name)'"
+        }
     }
 
     /// One word of a systemd command line or setting: double-quoted, with `\`, `"`, `$` and `%`

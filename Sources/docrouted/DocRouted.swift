@@ -20,7 +20,8 @@ struct DocRouted: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docrouted",
         abstract: "Route files dropped in inbox folders to the handler that claims their type.",
-        discussion: "Without --config the embedded default configuration is used (paths under /var/lib/docroute, /run/docroute, /etc/docroute). SIGHUP reloads the handlers; SIGTERM stops gracefully.")
+        discussion: "Without --config the embedded default configuration is used (paths under /var/lib/docroute, /run/docroute, /etc/docroute). SIGHUP reloads the handlers; SIGTERM stops gracefully.",
+        version: "docrouted \(DocRouteVersion.number)")
 
     @Option(help: "The configuration file (TOML).")
     var config: String?

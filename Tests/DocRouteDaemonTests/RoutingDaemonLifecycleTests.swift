@@ -42,7 +42,7 @@ struct RoutingDaemonLifecycleTests {
         #expect(twice?.message == "docrouted's core was started already (it is running); it starts once")
         let client = try SocketServerTests.LineClient(configuration.socket)
         try await client.write(#"{"type":"hello","protocol":1,"id":"h"}"# + "\n")
-        guard case .welcome(1, "docrouted/0.1.0", "h", _, _)? = try await client.readMessage() else {
+        guard case .welcome(1, DocRouteVersion.daemon, "h", _, _)? = try await client.readMessage() else {
             Issue.record("a running daemon answers hello with its welcome")
             await daemon.shutdown()
             return
