@@ -65,6 +65,7 @@ package struct ConfigurationCheck: Sendable {
         }
         findings.append(Finding(severity: mime.isDegraded ? .warning : .ok, subject: "mime", message: mime.explanation))
         findings.append(socket(passedBySystemd: socketPassedBySystemd))
+        if let restart = restartFinding() { findings.append(restart) }
         return findings
     }
 

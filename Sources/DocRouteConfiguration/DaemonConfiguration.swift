@@ -105,9 +105,12 @@ package struct DaemonConfiguration: Sendable, Hashable {
         source_application = "com.apple.mobilemail"
         """
 
+    /// What ``file`` says for the embedded default.
+    package static let embeddedDefaultName = "<embedded default>"
+
     /// The embedded default.
     package static func embeddedDefault() throws(ConfigurationError) -> DaemonConfiguration {
-        try parse(embeddedDefaultText, file: "<embedded default>")
+        try parse(embeddedDefaultText, file: embeddedDefaultName)
     }
 
     /// Reads and checks a configuration file.

@@ -11,6 +11,9 @@ package struct InboxConfiguration: Sendable, Hashable {
     package var kind: Kind
     package var defaultMailbox: String
     package var sourceApplication: String
+    /// Dropped from the configuration by a reload: no longer watched or shown, kept in its place
+    /// so the places of the others stay (see ``DaemonConfiguration/reloaded(from:)``).
+    package var retired = false
 
     package init(path: String, kind: Kind = .directory, defaultMailbox: String = "Inbox", sourceApplication: String = "org.docroute.drop") {
         self.path = path

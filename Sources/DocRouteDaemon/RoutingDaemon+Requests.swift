@@ -72,7 +72,7 @@ extension RoutingDaemon: RequestResponder {
                 pending: pending, extra: fields))
         }
         let folders = watcher.watchedFolders
-        let inboxes = configuration.inboxes.enumerated().map { index, inbox in
+        let inboxes = configuration.servedInboxes.map { index, inbox in
             // A Maildir's `.Name` folder waiting for its `new/` is not a mailbox yet.
             let mailboxes = Set(folders.filter { $0.inbox == index && $0.role != .maildirFolder }.compactMap(\.mailbox))
                 .subtracting([inbox.defaultMailbox])
@@ -93,6 +93,8 @@ extension RoutingDaemon: RequestResponder {
             "schemes": .object(defaults.schemes.mapValues { .string($0) }),
         ])
         extra["quarantineDirectory"] = .string(configuration.quarantineDirectory)
+        let restart = keysNeedingRestart.withLock { $0 }
+        if !restart.isEmpty { extra["needsRestart"] = .array(restart.map { .string($0) }) }
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
     }
 

@@ -51,7 +51,13 @@ package actor RoutingDaemon {
         }
     }
 
-    package nonisolated let configuration: DaemonConfiguration
+    /// The configuration of the moment: a reload (SIGHUP) takes the inboxes and the keys that
+    /// change live from the file (``DaemonConfiguration/reloaded(from:)``).
+    nonisolated let currentConfiguration: Mutex<DaemonConfiguration>
+    package nonisolated var configuration: DaemonConfiguration { currentConfiguration.withLock { $0 } }
+    /// Keys changed in the file that take effect only at the next start (for the log, `status`
+    /// and `--check`).
+    nonisolated let keysNeedingRestart = Mutex<[String]>([])
     nonisolated let logger: Logger
     nonisolated let backend: LedgerBackend
     nonisolated let notifier: SystemdNotifier?
@@ -87,7 +93,7 @@ package actor RoutingDaemon {
     static let version = DocRouteVersion.daemon
 
     package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
-        self.configuration = configuration
+        self.currentConfiguration = Mutex(configuration)
         self.backend = backend
         self.notifier = notifier
         self.logger = logger
@@ -227,11 +233,12 @@ package actor RoutingDaemon {
 
     /// Reloads the handlers directory and the administrator's defaults (SIGHUP, or a change of
     /// either seen by the watcher; `reason` says which, for the log). Only a running daemon reloads.
-    package func reload(reason: String = "SIGHUP") async throws {
+    package func reload(reason: String = "SIGHUP", rereadingConfiguration: Bool = false) async throws {
         guard case .running = state else {
             throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
         }
         _ = try? notifier?.reloading()
+        if rereadingConfiguration { await rereadConfiguration() }
         let previous = administrators.withLock { $0 }
         // The registry in use decides which of two manifests with one identifier keeps serving.
         let previouslyLoaded = routing.snapshot.registry.loadedFiles

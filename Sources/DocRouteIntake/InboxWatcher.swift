@@ -30,6 +30,16 @@ package final class InboxWatcher: Sendable {
         case overflow
         /// A watched folder went away (removed or renamed); re-create or re-watch it.
         case folderGone(WatchedFolder)
+
+        /// The watched folder the event happened in; nil for an overflow.
+        package var folder: WatchedFolder? {
+            switch self {
+            case .arrived(let folder, _), .created(let folder, _), .removed(let folder, _), .folderAppeared(let folder, _, _), .folderGone(let folder):
+                folder
+            case .overflow:
+                nil
+            }
+        }
     }
 
     /// Why watching failed: the folder and its `errno` (the `cause`), and at the watch limit how to raise it.
@@ -80,6 +90,18 @@ package final class InboxWatcher: Sendable {
         guard wd >= 0 else { throw WatchError.watching(folder.path, errno: errno) }
         folders.withLock { $0[wd] = folder }
         return wd
+    }
+
+    /// Stops watching every folder of inbox `inbox` (a reload retired it). Its events already
+    /// read still come out of ``events``; the caller ignores them.
+    package func unwatch(inbox: Int) {
+        let removed = folders.withLock { folders -> [Int32] in
+            let descriptors = folders.filter { $0.value.inbox == inbox }.map(\.key)
+            for descriptor in descriptors { folders[descriptor] = nil }
+            return descriptors
+        }
+        // EINVAL: the kernel dropped the watch already (its folder went away).
+        for watch in removed { _ = inotify_rm_watch(descriptor, watch) }
     }
 
     /// The folders being watched now.

@@ -135,7 +135,7 @@ extension IntakePipeline {
         guard let reader = mailReader else { return }
         var messages: [MessageInProgress] = []
         var deliveries: [DocumentDelivery] = []
-        for arrival in batch {
+        for arrival in batch where !configuration.inboxes[arrival.folder.inbox].retired {
             guard MaildirMessageName.isMessage(arrival.name), let newFolder = open(arrival.folder) else { continue }
             let newFD = newFolder.descriptor.rawValue
             let inbox = configuration.inboxes[arrival.folder.inbox]

@@ -16,7 +16,8 @@ import SystemPackage
 /// over the size limit go to quarantine with a reason. A full disk or a permission problem leaves
 /// the source in the inbox and tries again later, with backoff.
 package actor IntakePipeline {
-    let configuration: DaemonConfiguration
+    /// The configuration of the moment: a reload replaces it (``reconfigure(_:)``).
+    var configuration: DaemonConfiguration
     let backend: any DeliveryBackend
     let watcher: InboxWatcher
     let logger: Logger
@@ -78,15 +79,7 @@ package actor IntakePipeline {
                committed: @escaping @Sendable (_ bundleIdentifier: String) async -> Void) async {
         self.routing = routing
         self.onCommitted = committed
-        if configuration.inboxes.contains(where: { $0.kind == .maildir }) {
-            do {
-                mailReader = try MaildirMessageReader(stateDirectory: configuration.stateDirectory,
-                                                      maximumAttachmentSize: configuration.maxFileSize, logger: logger)
-            } catch {
-                logger.error("maildir inboxes are not served: \(error)")
-            }
-        }
-        for index in configuration.inboxes.indices { watchInbox(index) }
+        for (index, _) in configuration.servedInboxes { watchInbox(index) }
         activity.rescanned(.startup)
         let events = watcher.events
         Task { [weak self] in
@@ -118,7 +111,7 @@ package actor IntakePipeline {
                 await backend.settle()
                 if stopped { return }
                 logger.info("listing the inboxes again for the files left waiting there (more arrived than max_queued_files, \(configuration.maxQueuedFiles))")
-                for index in configuration.inboxes.indices { scanInbox(index) }
+                for (index, _) in configuration.servedInboxes { scanInbox(index) }
                 activity.rescanned(.backlog)
             }
         }
@@ -142,6 +135,8 @@ package actor IntakePipeline {
     }
 
     func handle(_ event: InboxWatcher.Event) {
+        // A retired inbox's last events, read before its watches went.
+        if let inbox = event.folder?.inbox, configuration.inboxes[inbox].retired { return }
         switch event {
         case .arrived(let folder, let name):
             if folder.role == .drop || folder.role == .maildirNew { enqueue(.init(folder: folder, name: name)) }
@@ -167,7 +162,7 @@ package actor IntakePipeline {
         case .removed:
             break
         case .overflow:
-            for index in configuration.inboxes.indices { scanInbox(index) }
+            for (index, _) in configuration.servedInboxes { scanInbox(index) }
             activity.rescanned(.overflow)
         case .folderGone(let folder):
             folders.forget(folder.path)
@@ -184,6 +179,15 @@ package actor IntakePipeline {
     /// between the two is missed).
     func watchInbox(_ index: Int) {
         let inbox = configuration.inboxes[index]
+        if inbox.kind == .maildir && mailReader == nil {
+            do {
+                mailReader = try MaildirMessageReader(stateDirectory: configuration.stateDirectory,
+                                                      maximumAttachmentSize: configuration.maxFileSize, logger: logger)
+            } catch {
+                logger.error("maildir inboxes are not served: \(error)")
+                return
+            }
+        }
         if inbox.kind == .maildir { return watchMaildir(index) }
         do {
             try prepareInbox(inbox)
@@ -329,7 +333,7 @@ package actor IntakePipeline {
         // The step `open` of the debug log's step timings (opening, typing, choosing the handler),
         // read once per batch.
         let openingStarted = ContinuousClock.now
-        for arrival in batch where arrival.folder.role == .drop {
+        for arrival in batch where arrival.folder.role == .drop && !configuration.inboxes[arrival.folder.inbox].retired {
             guard let folder = open(arrival.folder) else { continue }
             let folderFD = folder.descriptor.rawValue
             let inbox = configuration.inboxes[arrival.folder.inbox]

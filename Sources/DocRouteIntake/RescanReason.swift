@@ -9,4 +9,6 @@ package enum RescanReason: String, Sendable, CaseIterable {
     /// More files arrived than the intake keeps in memory; the rest are found by listing the
     /// inboxes again once the files in hand are delivered.
     case backlog
+    /// A reload added an inbox, which is listed as at start.
+    case configuration
 }

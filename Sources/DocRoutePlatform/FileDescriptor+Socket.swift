@@ -149,6 +149,13 @@ extension FileDescriptor {
         }
     }
 
+    /// `poll(2)` for readability: true once there is something to read (or the end), false when
+    /// `timeoutMilliseconds` passed first. For a short exchange on a socket outside any event loop.
+    package func waitUntilReadable(timeoutMilliseconds: Int32) throws(Errno) -> Bool {
+        var entry = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+        return try Errno.retryingOnInterrupt { Glibc.poll(&entry, 1, timeoutMilliseconds) } > 0
+    }
+
     /// `shutdown(2)` of both directions: the peer, and a task waiting to read, see the end.
     /// Failure means the socket is not connected any more, which is what was asked.
     package func shutdownBothWays() {

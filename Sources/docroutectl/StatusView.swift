@@ -24,6 +24,9 @@ struct StatusView {
             // What requests and unacknowledged deliveries make grow (max_pending_*, max_url_length).
             lines.append("ledger: \(Self.bytes(ledger)) on disk")
         }
+        if let restart = report.extra["needsRestart"]?.arrayValue?.compactMap(\.stringValue), !restart.isEmpty {
+            lines.append("needs a restart: \(restart.joined(separator: ", ")) changed in the configuration; a reload cannot take them (systemctl restart docroute)")
+        }
         lines.append("")
         let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
         if failures.isEmpty {

@@ -20,7 +20,7 @@ struct DocRouted: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docrouted",
         abstract: "Route files dropped in inbox folders to the handler that claims their type.",
-        discussion: "Without --config the embedded default configuration is used (paths under /var/lib/docroute, /run/docroute, /etc/docroute). SIGHUP reloads the handlers; SIGTERM stops gracefully.",
+        discussion: "Without --config the embedded default configuration is used (paths under /var/lib/docroute, /run/docroute, /etc/docroute). SIGHUP reloads the handlers and reads the configuration again (inboxes and the keys docroute.toml(5) marks as taken at a reload; any other change is named as needing a restart); SIGTERM stops gracefully.",
         version: "docrouted \(DocRouteVersion.number)")
 
     @Option(help: "The configuration file (TOML).")
@@ -227,7 +227,7 @@ extension DocRouted {
 }
 
 /// The daemon as a service-lifecycle service: start, serve until a shutdown signal, finish in-flight
-/// work, stop. SIGHUP reloads the handlers.
+/// work, stop. SIGHUP reloads the handlers and the configuration.
 struct DaemonService: Service {
     let daemon: RoutingDaemon
     let endpoint: SocketServer.Endpoint
@@ -250,9 +250,9 @@ struct DaemonService: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in hangups {
-                    logger.info("SIGHUP: reloading handlers")
+                    logger.info("SIGHUP: reloading the handlers and the configuration")
                     do {
-                        try await daemon.reload()
+                        try await daemon.reload(reason: "SIGHUP", rereadingConfiguration: true)
                     } catch {
                         logger.notice("SIGHUP: \(error)")
                     }
