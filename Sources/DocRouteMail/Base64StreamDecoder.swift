@@ -16,18 +16,17 @@ struct Base64StreamDecoder {
     static let whitespace: UInt8 = 65
     static let invalid: UInt8 = 255
 
-    /// Byte to sextet (or ``padding``, ``whitespace``, ``invalid``). A raw pointer allocated once and
-    /// never freed, so the hot loop reads it without a closure (whose captured locals the optimiser
-    /// cannot keep in registers).
-    nonisolated(unsafe) static let alphabet: UnsafePointer<UInt8> = {
-        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-        table.initialize(repeating: invalid, count: 256)
+    /// Byte to sextet (or ``padding``, ``whitespace``, ``invalid``): a value, copied into the
+    /// decoding loop's frame, so the hot loop reads it without a closure (whose captured locals the
+    /// optimiser cannot keep in registers) and nothing is shared between threads.
+    static let alphabet: InlineArray<256, UInt8> = {
+        var table = InlineArray<256, UInt8>(repeating: invalid)
         for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
             table[Int(character)] = UInt8(value)
         }
         table[Int(UInt8(ascii: "="))] = padding
         for space in [0x20, 0x09, 0x0D, 0x0A, 0x0B, 0x0C] { table[space] = whitespace }
-        return UnsafePointer(table)
+        return table
     }()
 
     /// The most bytes ``decode(_:into:)`` writes for `count` input bytes.

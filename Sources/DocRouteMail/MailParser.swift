@@ -369,14 +369,14 @@ package struct MailParser: ~Copyable {
         pendingLineEnding = .none
     }
 
-    nonisolated(unsafe) static let carriageReturnLineFeed: UnsafeRawBufferPointer = staticBytes([0x0D, 0x0A])
-    nonisolated(unsafe) static let carriageReturn: UnsafeRawBufferPointer = staticBytes([0x0D])
-    nonisolated(unsafe) static let lineFeed: UnsafeRawBufferPointer = staticBytes([0x0A])
+    static var carriageReturnLineFeed: UnsafeRawBufferPointer { bytes(of: "\r\n") }
+    static var carriageReturn: UnsafeRawBufferPointer { bytes(of: "\r") }
+    static var lineFeed: UnsafeRawBufferPointer { bytes(of: "\n") }
 
-    static func staticBytes(_ bytes: [UInt8]) -> UnsafeRawBufferPointer {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
-        storage.copyBytes(from: bytes)
-        return UnsafeRawBufferPointer(storage)
+    /// The bytes of a string literal, which live in the program's constant data for as long as it
+    /// runs: no allocation, nothing shared that could change.
+    static func bytes(of literal: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
 
     /// The open multipart whose boundary `line` is (innermost first), and whether it closes it.
