@@ -86,8 +86,6 @@ let package = Package(
             name: "DocRouteMaildir",
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
