@@ -137,8 +137,6 @@ let package = Package(
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
                 "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
