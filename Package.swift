@@ -86,8 +86,6 @@ let package = Package(
             name: "DocRouteMaildir",
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMail", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -100,8 +98,6 @@ let package = Package(
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir",
                 "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), "DocRouteMail",
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -141,8 +137,6 @@ let package = Package(
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
                 "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,6 +166,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(

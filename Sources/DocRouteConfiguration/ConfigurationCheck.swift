@@ -2,9 +2,7 @@ import DocRouteHandlers
 import DocRoutePlatform
 import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// What `docrouted --check` looks at before the daemon would use it: the handlers (each failed
 /// manifest), the inboxes and the folders docrouted writes (there and writable, or creatable),
@@ -79,8 +77,10 @@ package struct ConfigurationCheck: Sendable {
                 quarantined; create it and put handler Info.plists in it, or fix handlers_directory in \(configuration.file)
                 """)]
         }
-        guard access(path, R_OK | X_OK) == 0 else {
-            return [Finding(severity: .fatal, subject: "handlers", message: "\(path) cannot be read by uid \(getuid()): \(String(cString: strerror(errno))); make it readable by docrouted's user")]
+        do throws(Errno) {
+            try FilePath(path).checkAccess([.read, .execute])
+        } catch {
+            return [Finding(severity: .fatal, subject: "handlers", message: "\(path) cannot be read by uid \(ProcessIdentity.realUserID): \(error); make it readable by docrouted's user")]
         }
         // As the daemon would load them now: of two manifests with one identifier, the one it
         // loaded last keeps serving (its record in the state directory), and a DocRouteUser this
@@ -112,14 +112,17 @@ package struct ConfigurationCheck: Sendable {
     /// A folder docrouted reads and writes: there and writable, or creatable (its nearest existing
     /// parent writable), by the user this check runs as.
     package static func folder(_ path: String, role: String, what: String) -> Finding {
-        let user = "uid \(getuid())"
-        var info = stat()
-        if stat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+        let user = "uid \(ProcessIdentity.realUserID)"
+        // A path that cannot be looked at (a parent not searchable) counts as missing: the nearest
+        // parent that exists is then checked, and its finding says what to fix.
+        if let info = try? FilePath(path).status(followingSymbolicLinks: true) {
+            guard info.isDirectory else {
                 return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) is not a folder; remove what is there or change the path")
             }
-            guard access(path, W_OK | X_OK) == 0 else {
-                return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) is not writable by \(user): \(String(cString: strerror(errno))); chown it to docrouted's user or run docrouted as its owner")
+            do throws(Errno) {
+                try FilePath(path).checkAccess([.write, .execute])
+            } catch {
+                return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) is not writable by \(user): \(error); chown it to docrouted's user or run docrouted as its owner")
             }
             return Finding(severity: .ok, subject: role, message: "\(path) (\(what)) exists, writable by \(user)")
         }
@@ -128,7 +131,7 @@ package struct ConfigurationCheck: Sendable {
             parent = (parent as NSString).deletingLastPathComponent
         }
         if parent.isEmpty { parent = "/" }
-        guard access(parent, W_OK | X_OK) == 0 else {
+        guard FilePath(parent).isAccessible([.write, .execute]) else {
             return Finding(severity: .fatal, subject: role, message: "\(path) (\(what)) does not exist and cannot be created: \(parent) is not writable by \(user); create it (systemd-tmpfiles --create docroute.conf) and give it to docrouted's user")
         }
         return Finding(severity: .note, subject: role, message: "\(path) (\(what)) does not exist; docrouted will create it")
@@ -142,12 +145,12 @@ package struct ConfigurationCheck: Sendable {
         guard path.utf8.count <= 107 else {
             return Finding(severity: .fatal, subject: "socket", message: "\(path) is \(path.utf8.count) bytes, longer than a Unix socket path may be (107); choose a shorter socket")
         }
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+        // As for a folder: what cannot be looked at counts as missing, and its folder is checked.
+        if let info = try? FilePath(path).status(followingSymbolicLinks: false) {
+            guard info.fileType == .socket else {
                 return Finding(severity: .fatal, subject: "socket", message: "\(path) exists and is not a socket; remove it or choose another socket")
             }
-            if Self.answers(path) {
+            if UnixSocketFile.acceptsConnections(at: path) {
                 return Finding(severity: .note, subject: "socket", message: "\(path): a docrouted already listens on it (this check leaves it alone); a second one would fail to start")
             }
             return Finding(severity: .ok, subject: "socket", message: "\(path): a stale socket file, replaced at start")
@@ -155,25 +158,5 @@ package struct ConfigurationCheck: Sendable {
         var finding = Self.folder((path as NSString).deletingLastPathComponent, role: "socket", what: "the socket's folder")
         finding.message = "\(path): " + finding.message
         return finding
-    }
-
-    /// Whether something accepts connections on the Unix socket `path`.
-    static func answers(_ path: String) -> Bool {
-        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        var result: Int32
-        repeat {
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        } while result != 0 && errno == EINTR
-        return result == 0
     }
 }

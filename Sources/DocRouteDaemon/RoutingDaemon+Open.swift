@@ -8,6 +8,7 @@ import DocRouteTypes
 import Foundation
 import NIOPosix
 import Synchronization
+import SystemPackage
 
 /// `open` and `candidates` (PROTOCOL.md): a file named by URL or passed as a descriptor, or a
 /// custom-scheme URL, routed to its handler or to the one the user picked (Open In…).
@@ -64,7 +65,7 @@ extension RoutingDaemon {
         let uid = connection.credentials.uid
         // Every request counts against its uid's budget, answered or refused.
         if case .failure(let refusal) = openBudget.takeRequest(uid) {
-            connection.takePassedDescriptor().map { _ = close($0) }
+            connection.discardPassedDescriptor()
             return refuseOverLimit(refusal.description, id: id, connection: connection)
         }
         if case .url(let url) = source {
@@ -80,14 +81,14 @@ extension RoutingDaemon {
         }
         let mailboxName = mailbox ?? "Shared"
         guard DaemonConfiguration.isValidMailbox(mailboxName) else {
-            connection.takePassedDescriptor().map { _ = close($0) }
+            connection.discardPassedDescriptor()
             connection.send(.error(id: id, code: .badRequest, message: "'\(mailboxName)' cannot be a mailbox name"))
             return
         }
         guard let requested = await requestedFile(source, id: id, connection: connection) else { return }
         let file = requested.file
         if case .failure(let refusal) = openBudget.takeBytes(uid, file.size) {
-            close(file.descriptor)
+            file.closeDescriptor()
             return refuseOverLimit(refusal.description, id: id, connection: connection)
         }
         let route = snapshot.route(head: file.head, name: InboxNames.display(requested.name), pick: bundleIdentifier)
@@ -97,11 +98,11 @@ extension RoutingDaemon {
         case .success(let chosen):
             handler = chosen
         case .failure(.notACandidate(let candidates)):
-            close(file.descriptor)
+            file.closeDescriptor()
             connection.send(.error(id: id, code: .noHandler, message: Self.notACandidate(bundleIdentifier ?? "", of: classification.contentType, candidates: candidates)))
             return
         case .failure(.noHandler):
-            close(file.descriptor)
+            file.closeDescriptor()
             connection.send(.error(id: id, code: .noHandler, message: "no handler claims \(classification.contentType)"))
             return
         }
@@ -188,7 +189,7 @@ extension RoutingDaemon {
         }
         guard let requested = await requestedFile(source, id: id, connection: connection) else { return }
         let classification = snapshot.engine.classify(filename: InboxNames.display(requested.name), head: requested.file.head)
-        close(requested.file.descriptor)
+        requested.file.closeDescriptor()
         let list = snapshot.selector.openInCandidates(contentType: classification.contentType, innerContentType: classification.innerContentType)
         connection.send(.candidates(id: id, contentType: classification.contentType, candidates: Self.wireCandidates(list, registry: snapshot.registry)))
     }
@@ -209,12 +210,13 @@ extension RoutingDaemon {
             let maxSize = configuration.maxFileSize
             let maxAllocation = configuration.maxFileAllocation
             let adopted = (try? await threadPool.runIfActive { IntakeFile.adopt(descriptor: descriptor, maxSize: maxSize, maxAllocation: maxAllocation) })
-                ?? .failure(.unreadable(errno: ESHUTDOWN))
+                ?? .failure(.unreadable(errno: Errno.socketShutdown.rawValue))
             switch adopted {
             case .success(let file):
                 return RequestedFile(file: file, name: Array(name.utf8), path: "\(name) (passed by pid \(connection.credentials.pid))")
             case .failure(let refusal):
-                close(descriptor)
+                // Refused before anything was read through it: a failed close has nothing to add.
+                FileDescriptor(rawValue: descriptor).closeIgnoringErrors()
                 connection.send(.error(id: id, code: .badRequest, message: "\(name): \(refusal)"))
                 return nil
             }
@@ -228,9 +230,10 @@ extension RoutingDaemon {
             }
             let path = InboxNames.display(pathBytes)
             let peer = connection.credentials
-            guard peer.uid == geteuid() || geteuid() == 0 else {
+            let ownUID = ProcessIdentity.effectiveUserID
+            guard peer.uid == ownUID || ownUID == 0 else {
                 // Without root docrouted cannot take the peer's identity to check what it may read.
-                connection.send(.error(id: id, code: .notPermitted, message: "docrouted runs as uid \(geteuid()) and cannot check that you (uid \(peer.uid)) may read \(path); pass the open file instead (open with \"descriptor\":true on the descriptor socket), as `docroutectl open` does"))
+                connection.send(.error(id: id, code: .notPermitted, message: "docrouted runs as uid \(ownUID) and cannot check that you (uid \(peer.uid)) may read \(path); pass the open file instead (open with \"descriptor\":true on the descriptor socket), as `docroutectl open` does"))
                 return nil
             }
             switch await PeerFileOpener.open(pathBytes, as: peer, maxSize: configuration.maxFileSize, maxAllocation: configuration.maxFileAllocation) {
@@ -238,7 +241,7 @@ extension RoutingDaemon {
                 return RequestedFile(file: file, name: Array(pathBytes.split(separator: UInt8(ascii: "/")).last ?? []), path: path)
             case .failure(.vanished):
                 connection.send(.error(id: id, code: .notFound, message: "\(path) does not exist"))
-            case .failure(.unreadable(let code)) where code == EACCES || code == EPERM:
+            case .failure(.unreadable(let code)) where code == Errno.permissionDenied.rawValue || code == Errno.notPermitted.rawValue:
                 connection.send(.error(id: id, code: .notPermitted, message: "you (uid \(peer.uid)) cannot read \(path), so docrouted will not read it for you"))
             case .failure(let refusal):
                 connection.send(.error(id: id, code: .badRequest, message: "\(path): \(refusal)"))

@@ -13,6 +13,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
+import SystemPackage
 
 /// docrouted's working core: watches the inboxes, types and routes each arrival, has it delivered
 /// durably, and serves handlers on the socket.
@@ -176,9 +177,9 @@ package actor RoutingDaemon {
             try await server.start(endpoint)
         } catch {
             let code = (error as? IOError)?.errnoCode ?? (error as? SocketServerError)?.errno
-            let reason = code.map { String(cString: strerror($0)) } ?? "\(error)"
+            let reason = code.map { "\(Errno(rawValue: $0))" } ?? "\(error)"
             throw DaemonFolder.Failure(path: configuration.socket, description: """
-                cannot listen on the socket \(configuration.socket): \(reason) (docrouted runs as uid \(getuid())); \
+                cannot listen on the socket \(configuration.socket): \(reason) (docrouted runs as uid \(ProcessIdentity.realUserID)); \
                 make its folder writable by docrouted's user, set another socket in the configuration, \
                 or let systemd pass it (docroute.socket)
                 """)

@@ -2,10 +2,6 @@ import DocRouteHandlers
 import DocRoutePlatform
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Who a handler is on this host: its user and group, the owner its copies get, its systemd unit
 /// instance, and the access docrouted keeps to what it hands over.
 ///
@@ -20,19 +16,22 @@ package enum HandlerAccount {
     /// CAP_CHOWN), docrouted keeps its way in through an ACL entry for its uid alone
     /// (``sandboxAccessUserID``), without CAP_DAC_OVERRIDE.
     package static func copyOwner(for user: HandlerUser) -> (uid: UInt32, gid: UInt32)? {
-        guard let (uid, gid) = resolve(user), uid != geteuid(), mayChangeOwners else { return nil }
+        guard let (uid, gid) = resolve(user), uid != ProcessIdentity.effectiveUserID, mayChangeOwners else { return nil }
         return (uid, gid)
     }
 
-    /// Folders in a sandbox: the handler's alone.
-    package static let sandboxFolderMode: mode_t = 0o700
+    /// Folders in a sandbox: the handler's alone (a `mode_t`).
+    package static let sandboxFolderMode: UInt32 = 0o700
 
     /// Who gets an ACL entry on what docrouted hands to handlers: itself, when it is not root.
-    package static var sandboxAccessUserID: UInt32? { geteuid() == 0 ? nil : geteuid() }
+    package static var sandboxAccessUserID: UInt32? {
+        let uid = ProcessIdentity.effectiveUserID
+        return uid == 0 ? nil : uid
+    }
 
     /// Root, or CAP_CHOWN in the effective set (bit 0 of CapEff in /proc/self/status).
     package static let mayChangeOwners: Bool = {
-        if geteuid() == 0 { return true }
+        if ProcessIdentity.effectiveUserID == 0 { return true }
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
               let mask = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16)

@@ -26,10 +26,9 @@ package struct InboxWatchErrorCode: ErrorCodeProtocol {
 extension DocRouteError where Code == InboxWatchErrorCode {
     /// Watching `path` failed with `errno`; at the watch limit the message names the limit in force
     /// and how to raise it.
-    static func watching(_ path: String, errno: Int32, file: String = #fileID, line: Int = #line) -> Self {
-        let cause = Errno(rawValue: errno)
+    static func watching(_ path: String, errno cause: Errno, file: String = #fileID, line: Int = #line) -> Self {
         guard cause == .noSpace else {
-            return Self(code: .watchFailed, message: "cannot watch \(path): \(String(cString: strerror(errno)))", cause: cause, file: file, line: line)
+            return Self(code: .watchFailed, message: "cannot watch \(path): \(cause)", cause: cause, file: file, line: line)
         }
         func setting(_ path: String) -> Int? {
             (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }

@@ -1,12 +1,10 @@
-import CDocRouteShim
 import DocRouteErrors
+import DocRoutePlatform
 import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// Watches inbox folders with inotify, read on a SwiftNIO event loop (never a blocking read).
 ///
@@ -53,19 +51,21 @@ package final class InboxWatcher: Sendable {
     package let events: AsyncStream<Event>
     let continuation: AsyncStream<Event>.Continuation
 
-    static let arrivals: UInt32 = docroute_in_close_write | docroute_in_moved_to | docroute_in_create
-        | docroute_in_delete_self | docroute_in_move_self | docroute_in_onlydir | docroute_in_dont_follow
-        | docroute_in_excl_unlink
-    let mask: UInt32
+    static let arrivals: InotifyMask = [
+        .closeWrite, .movedTo, .create, .deleteSelf, .moveSelf, .onlyDirectory, .dontFollow, .excludeUnlinked,
+    ]
+    let mask: InotifyMask
 
     /// `reportRemovals` adds deletions and renames out of a folder (``Event/removed(_:name:)``):
     /// the handlers directory needs them; inboxes do not, and skip one event per delivered file.
     package init(logger: Logger, reportRemovals: Bool = false) throws {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw WatchError.watching("inotify", errno: errno) }
-        self.descriptor = fd
+        do throws(Errno) {
+            self.descriptor = try FileDescriptor.inotify(nonBlocking: true).rawValue
+        } catch {
+            throw WatchError.watching("inotify", errno: error)
+        }
         self.logger = logger
-        self.mask = Self.arrivals | (reportRemovals ? docroute_in_delete | docroute_in_moved_from : 0)
+        self.mask = Self.arrivals.union(reportRemovals ? [.delete, .movedFrom] : [])
         (self.events, self.continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
     }
 
@@ -86,8 +86,12 @@ package final class InboxWatcher: Sendable {
     /// Adds a watch; events for it carry `folder`. Watching the same inode twice replaces the folder.
     @discardableResult
     package func watch(_ folder: WatchedFolder) throws -> Int32 {
-        let wd = inotify_add_watch(descriptor, folder.path, mask)
-        guard wd >= 0 else { throw WatchError.watching(folder.path, errno: errno) }
+        let wd: Int32
+        do throws(Errno) {
+            wd = try FileDescriptor(rawValue: descriptor).addInotifyWatch(path: folder.path, mask: mask)
+        } catch {
+            throw WatchError.watching(folder.path, errno: error)
+        }
         folders.withLock { $0[wd] = folder }
         return wd
     }
@@ -100,8 +104,14 @@ package final class InboxWatcher: Sendable {
             for descriptor in descriptors { folders[descriptor] = nil }
             return descriptors
         }
-        // EINVAL: the kernel dropped the watch already (its folder went away).
-        for watch in removed { _ = inotify_rm_watch(descriptor, watch) }
+        for watch in removed {
+            do {
+                try FileDescriptor(rawValue: descriptor).removeInotifyWatch(watch)
+            } catch {
+                // Only a descriptor that is not inotify's fails so; the watch's events are ignored anyway.
+                logger.warning("an inbox watch could not be removed: \(error)")
+            }
+        }
     }
 
     /// The folders being watched now.
@@ -126,21 +136,21 @@ package final class InboxWatcher: Sendable {
             guard let folder = folders.withLock({ $0[event.watchDescriptor] }) else { continue }
             if event.isWatchGone {
                 // IN_IGNORED follows DELETE_SELF; report once, when the kernel drops the watch.
-                if event.mask & docroute_in_ignored != 0 {
+                if event.mask.contains(.ignored) {
                     folders.withLock { _ = $0.removeValue(forKey: event.watchDescriptor) }
                     continuation.yield(.folderGone(folder))
                 }
                 continue
             }
             if event.isDirectory {
-                if event.mask & (docroute_in_create | docroute_in_moved_to) != 0 {
-                    continuation.yield(.folderAppeared(folder, name: event.name, movedIn: event.mask & docroute_in_moved_to != 0))
+                if !event.mask.isDisjoint(with: [.create, .movedTo]) {
+                    continuation.yield(.folderAppeared(folder, name: event.name, movedIn: event.mask.contains(.movedTo)))
                 }
             } else if event.isArrival {
                 continuation.yield(.arrived(folder, name: event.name))
-            } else if event.mask & docroute_in_create != 0 {
+            } else if event.mask.contains(.create) {
                 continuation.yield(.created(folder, name: event.name))
-            } else if event.mask & (docroute_in_delete | docroute_in_moved_from) != 0 {
+            } else if !event.mask.isDisjoint(with: [.delete, .movedFrom]) {
                 continuation.yield(.removed(folder, name: event.name))
             }
         }

@@ -1,19 +1,19 @@
-import CDocRouteShim
+import DocRoutePlatform
 import NIOCore
 
 /// One inotify event, decoded from the kernel's `struct inotify_event` records.
 package struct InotifyEvent: Sendable, Hashable {
     package var watchDescriptor: Int32
-    package var mask: UInt32
+    package var mask: InotifyMask
     package var cookie: UInt32
     /// The entry's name inside the watched folder, as raw bytes (names need not be UTF-8).
     package var name: [UInt8]
 
-    package var isArrival: Bool { mask & (docroute_in_close_write | docroute_in_moved_to) != 0 }
-    package var isDirectory: Bool { mask & docroute_in_isdir != 0 }
-    package var isOverflow: Bool { mask & docroute_in_q_overflow != 0 }
+    package var isArrival: Bool { !mask.isDisjoint(with: [.closeWrite, .movedTo]) }
+    package var isDirectory: Bool { mask.contains(.isDirectory) }
+    package var isOverflow: Bool { mask.contains(.queueOverflow) }
     /// The watched folder itself went away (deleted, moved, or its watch was removed).
-    package var isWatchGone: Bool { mask & (docroute_in_delete_self | docroute_in_move_self | docroute_in_ignored) != 0 }
+    package var isWatchGone: Bool { !mask.isDisjoint(with: [.deleteSelf, .moveSelf, .ignored]) }
 
     /// Decodes every complete record in `buffer`. inotify never splits a record across reads, so
     /// a trailing partial record means a corrupt read; it is dropped and reported by the count.
@@ -32,7 +32,7 @@ package struct InotifyEvent: Sendable, Hashable {
             // The name is NUL-padded to an alignment boundary.
             if let end = name.firstIndex(of: 0) { name.removeSubrange(end...) }
             buffer.moveReaderIndex(forwardBy: header + Int(length))
-            events.append(InotifyEvent(watchDescriptor: wd, mask: mask, cookie: cookie, name: name))
+            events.append(InotifyEvent(watchDescriptor: wd, mask: InotifyMask(rawValue: mask), cookie: cookie, name: name))
         }
         return events
     }

@@ -1,9 +1,5 @@
 import DocRoutePlatform
-import CDocRouteShim
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension IntakeFile {
     /// Why a passed descriptor is refused.
@@ -25,7 +21,7 @@ extension IntakeFile {
             case .notRegularFile(let kind): "the descriptor is a \(kind), not a regular file; only documents can be opened"
             case .tooLarge(let size, let limit): "the file is \(size) bytes, over max_file_size (\(limit) bytes)"
             case .takesTooMuchDisk(let allocated, let limit): "the file takes \(allocated) bytes of disk, over max_file_allocation (\(limit) bytes)"
-            case .unreadable(let code): "the descriptor cannot be read: \(String(cString: strerror(code)))"
+            case .unreadable(let code): "the descriptor cannot be read: \(Errno(rawValue: code))"
             }
         }
     }
@@ -38,17 +34,16 @@ extension IntakeFile {
     package static func adopt(descriptor: Int32, maxSize: Int64, maxAllocation: Int64 = .max,
                               headLength: Int = 4096) -> Result<IntakeFile, DescriptorRefusal> {
         let file = FileDescriptor(rawValue: descriptor)
-        let flags: CInt, info: FileStatus
+        let info: FileStatus
         do throws(Errno) {
-            flags = try file.statusFlags()
             // O_PATH descriptors permit fstat but no read: the kernel never checked read access.
-            guard flags & docroute_o_path == 0, flags & O_ACCMODE != O_WRONLY else { return .failure(.notOpenForReading) }
+            guard try file.isOpenForReading() else { return .failure(.notOpenForReading) }
             info = try file.status()
         } catch {
             return .failure(.unreadable(errno: error.rawValue))
         }
         guard info.isRegularFile else {
-            return .failure(.notRegularFile(info.isDirectory ? "folder" : kindName(mode_t(info.mode))))
+            return .failure(.notRegularFile(info.isDirectory ? "folder" : kindName(info.fileType)))
         }
         guard info.size <= maxSize else {
             return .failure(.tooLarge(size: info.size, limit: maxSize))

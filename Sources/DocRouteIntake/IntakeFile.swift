@@ -1,8 +1,5 @@
 import DocRoutePlatform
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A file taken in from an inbox: opened once without following links, checked, its head read.
 /// Everything after this reads from ``descriptor``, never the name again.
@@ -32,7 +29,7 @@ package struct IntakeFile: Sendable {
             case .notRegularFile(let kind): "it is a \(kind), not a regular file"
             case .tooLarge(let size, let limit): "it is \(size) bytes, over max_file_size (\(limit) bytes)"
             case .takesTooMuchDisk(let allocated, let limit): "it takes \(allocated) bytes of disk, over max_file_allocation (\(limit) bytes)"
-            case .unreadable(let code): "it cannot be read: \(String(cString: strerror(code)))"
+            case .unreadable(let code): "it cannot be read: \(Errno(rawValue: code))"
             }
         }
     }
@@ -61,7 +58,7 @@ package struct IntakeFile: Sendable {
         guard let component = FilePath.Component(platformBytes: name) else { return .failure(.vanished) }
         let file: FileDescriptor
         do throws(Errno) {
-            file = try FileDescriptor(rawValue: directory).open(component, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+            file = try FileDescriptor(rawValue: directory).open(component, .readOnly, options: [.nonBlocking, .noControllingTerminal])
         } catch .noSuchFileOrDirectory {
             return .failure(.vanished)
         } catch .tooManySymbolicLinkLevels {
@@ -80,7 +77,7 @@ package struct IntakeFile: Sendable {
         }
         guard info.isRegularFile else {
             file.closeIgnoringErrors()
-            return .failure(info.isDirectory ? .directory : .notRegularFile(kindName(mode_t(info.mode))))
+            return .failure(info.isDirectory ? .directory : .notRegularFile(kindName(info.fileType)))
         }
         guard info.size <= maxSize else {
             file.closeIgnoringErrors()
@@ -130,6 +127,13 @@ package struct IntakeFile: Sendable {
             ownerUID: info.userID, linkCount: info.linkCount, head: head))
     }
 
+    /// Closes ``descriptor`` once the file is delivered or given up on. Nothing was written
+    /// through it, and a close that fails has released the descriptor all the same (close(2) on
+    /// Linux), so there is nothing to report.
+    package func closeDescriptor() {
+        FileDescriptor(rawValue: descriptor).closeIgnoringErrors()
+    }
+
     /// The same file without its head: a document in flight keeps its descriptor and status, not
     /// the bytes it was typed from (up to 4 KiB each, some 3 MiB of a burst's peak heap).
     var withoutHead: IntakeFile {
@@ -137,13 +141,13 @@ package struct IntakeFile: Sendable {
                    modificationTimeNanoseconds: modificationTimeNanoseconds, ownerUID: ownerUID, linkCount: linkCount, head: [])
     }
 
-    static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "FIFO"
-        case S_IFSOCK: "socket"
-        case S_IFCHR: "character device"
-        case S_IFBLK: "block device"
-        case S_IFLNK: "symbolic link"
+    static func kindName(_ type: FileType) -> String {
+        switch type {
+        case .fifo: "FIFO"
+        case .socket: "socket"
+        case .characterSpecial: "character device"
+        case .blockSpecial: "block device"
+        case .symbolicLink: "symbolic link"
         default: "special file"
         }
     }

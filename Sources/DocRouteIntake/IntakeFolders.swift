@@ -1,10 +1,6 @@
 import DocRoutePlatform
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The folders intake reads from: each inbox's root, held open while it is watched, and the
 /// folders below it (mailboxes, a Maildir's `new/`), opened from the root when files are taken
 /// from them and kept only among the few used last.
@@ -55,7 +51,7 @@ struct IntakeFolders {
 
     /// Opens `relative` (names separated by `/`) below `root` without following any symbolic link.
     static func openBeneath(_ root: FileDescriptor, _ relative: String) throws(Errno) -> FileDescriptor {
-        if let opened = try root.openBeneath(relative, flags: O_RDONLY | O_DIRECTORY) { return opened }
+        if let opened = try root.openBeneath(relative, .readOnly, options: .directory) { return opened }
         // No openat2 here: one name at a time, each with O_NOFOLLOW.
         var current: FileDescriptor?
         defer { current?.closeIgnoringErrors() }

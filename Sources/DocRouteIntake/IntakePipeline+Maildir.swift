@@ -6,9 +6,6 @@ import DocRouteProtocol
 import Foundation
 import Logging
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Maildir inboxes: each mailbox's `new/` is watched; a message renamed in is read (streamed)
 /// into one scratch file per attachment, the attachments are typed from their names and their
@@ -28,8 +25,15 @@ extension IntakePipeline {
         do {
             try prepareInbox(inbox)
             for leaf in [MaildirLayout.newFolder, MaildirLayout.curFolder, MaildirLayout.tmpFolder] {
-                // Group-writable whatever the service's umask: the delivery agent is a group member.
-                if mkdir(inbox.path + "/" + leaf, 0o770) == 0 { chmod(inbox.path + "/" + leaf, 0o770) }
+                let leafPath = FilePath(inbox.path + "/" + leaf)
+                do throws(Errno) {
+                    // Group-writable whatever the service's umask: the delivery agent is a group member.
+                    if try leafPath.makeDirectory(permissions: 0o770) { try leafPath.changeMode(0o770) }
+                } catch {
+                    // The root is watched all the same: a `new/` the delivery agent makes later is
+                    // found when it appears.
+                    logger.warning("maildir folder cannot be created: \(error)", metadata: ["path": "\(leafPath)"])
+                }
             }
             try watcher.watch(root)
         } catch {
@@ -149,7 +153,7 @@ extension IntakePipeline {
                 logger.debug("message gone before it was read", metadata: ["path": "\(path)"])
                 continue
             case .failure(.unreadable(let code)):
-                logger.error("message cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(code)))"])
+                logger.error("message cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(Errno(rawValue: code))"])
                 scheduleRetry(arrival)
                 continue
             case .failure(let refusal):
@@ -160,9 +164,9 @@ extension IntakePipeline {
             let extraction: MaildirExtraction
             do {
                 extraction = try await reader.read(message: file.descriptor, path: path)
-                close(file.descriptor)
+                file.closeDescriptor()
             } catch {
-                close(file.descriptor)
+                file.closeDescriptor()
                 if let error = error as? DeliveryError, error.isRetryable {
                     logger.error("message cannot be read into \(reader.scratchPath); will try again: \(error)", metadata: ["path": "\(path)"])
                     scheduleRetry(arrival)
@@ -235,7 +239,7 @@ extension IntakePipeline {
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
-            close(delivery.source.descriptor)
+            delivery.source.closeDescriptor()
             switch outcome {
             case .committed(let deliveryID, let finalPath, _, _):
                 touched.insert(delivery.bundleIdentifier)
@@ -279,7 +283,7 @@ extension IntakePipeline {
         let file = route.file
         let classification = route.classification
         guard let handler = route.handler else {
-            close(file.descriptor)
+            file.closeDescriptor()
             logger.warning("attachment skipped: no handler claims \(classification.contentType)", metadata: [
                 "message-id": "attachment-skipped", "path": "\(messagePath)", "part": "\(attachment.partPath)",
                 "name": "\(attachment.fileName)", "mime-type": "\(attachment.mimeType)",

@@ -209,9 +209,9 @@ package actor IntakePipeline {
             logger.notice("inbox did not exist; created it", metadata: ["path": "\(inbox.path)"])
         }
         if !DaemonFolder.isWritable(inbox.path) {
-            logger.critical("inbox is not writable by docrouted (uid \(getuid())): files found there cannot be taken; give the folder to docrouted's user or its group with write permission",
+            logger.critical("inbox is not writable by docrouted (uid \(ProcessIdentity.realUserID)): files found there cannot be taken; give the folder to docrouted's user or its group with write permission",
                             metadata: ["path": "\(inbox.path)"])
-            throw DaemonFolder.Failure(path: inbox.path, description: "the inbox \(inbox.path) is not writable by uid \(getuid())")
+            throw DaemonFolder.Failure(path: inbox.path, description: "the inbox \(inbox.path) is not writable by uid \(ProcessIdentity.realUserID)")
         }
     }
 
@@ -352,13 +352,13 @@ package actor IntakePipeline {
                 }
                 continue
             case .failure(.unreadable(let code)):
-                logger.error("file cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(code)))"])
+                logger.error("file cannot be read; will try again", metadata: ["path": "\(path)", "error": "\(Errno(rawValue: code))"])
                 scheduleRetry(arrival)
             case .failure(let refusal):
                 await quarantine(arrival, folder: folderFD, mailbox: mailbox, reason: "not delivered: \(refusal)")
             case .success(let file):
                 if file.linkCount > 1 {
-                    close(file.descriptor)
+                    file.closeDescriptor()
                     await quarantine(arrival, folder: folderFD, mailbox: mailbox,
                                      reason: "not delivered: it has \(file.linkCount) hard links, so whoever dropped it may not own its content")
                     continue
@@ -366,7 +366,7 @@ package actor IntakePipeline {
                 let route = snapshot.route(head: file.head, name: display)
                 let classification = route.classification
                 guard case .success(let handler) = route.handler else {
-                    close(file.descriptor)
+                    file.closeDescriptor()
                     if waitsForUnreadableManifests(arrival, snapshot: snapshot, contentType: classification.contentType) { continue }
                     let parents = classification.conformsTo.prefix(3).joined(separator: ", ")
                     await quarantine(arrival, folder: folderFD, mailbox: mailbox,
@@ -405,7 +405,7 @@ package actor IntakePipeline {
         var waitingForRoom: (count: Int, first: DeliveryError)?
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
-            close(delivery.source.descriptor)
+            delivery.source.closeDescriptor()
             switch outcome {
             case .failed(let error) where error.code == .overLimit:
                 // The handler is owed as much as it may be: the file waits in its inbox. Said once
@@ -467,7 +467,7 @@ package actor IntakePipeline {
     /// The document's descriptor is closed here.
     package func deliverRequested(_ delivery: DocumentDelivery) async -> DocumentDeliveryOutcome? {
         let outcome = await backend.deliver([delivery]).first
-        close(delivery.source.descriptor)
+        delivery.source.closeDescriptor()
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
         if case .committed = outcome {
             countOpened()
@@ -516,9 +516,7 @@ package actor IntakePipeline {
     func timeSinceLastChange(_ arrival: ArrivalQueue.Arrival) -> Duration? {
         guard let component = FilePath.Component(platformBytes: arrival.name), let folder = open(arrival.folder),
               let info = try? folder.descriptor.stat(of: component) else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
         let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)
-        return max(.zero, Duration.seconds(now.tv_sec) + .nanoseconds(now.tv_nsec) - changed)
+        return max(.zero, RealTimeClock.sinceEpoch() - changed)
     }
 }

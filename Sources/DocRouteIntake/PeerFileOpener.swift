@@ -1,9 +1,6 @@
-import CDocRouteShim
 import DocRoutePlatform
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// Opens a file with a client's file-system identity, so docrouted never reads for a client a
 /// file the client could not read itself.
@@ -21,10 +18,11 @@ package enum PeerFileOpener {
     package static func open(_ path: [UInt8], as peer: PeerCredentials, maxSize: Int64,
                              maxAllocation: Int64 = .max) async -> Result<IntakeFile, IntakeFile.Refusal> {
         guard path.first == UInt8(ascii: "/") else { return .failure(.vanished) }
-        let sameUser = peer.uid == geteuid()
-        guard sameUser || geteuid() == 0 else {
+        let ownUID = ProcessIdentity.effectiveUserID
+        let sameUser = peer.uid == ownUID
+        guard sameUser || ownUID == 0 else {
             // Without root the daemon cannot take another identity; refuse rather than guess.
-            return .failure(.unreadable(errno: EACCES))
+            return .failure(.unreadable(errno: Errno.permissionDenied.rawValue))
         }
         return await withCheckedContinuation { continuation in
             let thread = Thread {
@@ -40,32 +38,47 @@ package enum PeerFileOpener {
                                    maxAllocation: Int64) -> Result<IntakeFile, IntakeFile.Refusal> {
         let folder = Array(path[..<(path.lastIndex(of: UInt8(ascii: "/")) ?? 0)])
         let name = Array(path[(path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0)...])
-        var ownGroups: [gid_t] = []
+        var ownGroups: [UInt32] = []
         if !sameUser {
             let groups = UserDatabase.user(id: peer.uid).map { UserDatabase.groups(of: $0.name, primary: peer.gid) } ?? [peer.gid]
-            let count = getgroups(0, nil)
-            ownGroups = [gid_t](repeating: 0, count: Int(max(count, 0)))
-            if count > 0 { ownGroups = Array(ownGroups.prefix(Int(getgroups(count, &ownGroups)))) }
-            guard docroute_set_thread_groups(groups.count, groups) == 0 else {
-                // Never read with docrouted's own groups for someone else.
-                return .failure(.unreadable(errno: EACCES))
+            do throws(Errno) {
+                ownGroups = try ProcessIdentity.supplementaryGroups()
+            } catch {
+                // Nothing is changed yet; without its own groups the thread could not be given
+                // them back, so it takes no other identity.
+                return .failure(.unreadable(errno: Errno.permissionDenied.rawValue))
             }
-            _ = docroute_set_fs_gid(peer.gid)
-            _ = docroute_set_fs_uid(peer.uid)
+            do throws(Errno) {
+                try ThreadFileSystemIdentity.setGroups(groups)
+                try ThreadFileSystemIdentity.setIDs(uid: peer.uid, gid: peer.gid)
+            } catch {
+                // Never read with docrouted's own groups or ids for someone else.
+                restoreIdentity(groups: ownGroups)
+                return .failure(.unreadable(errno: Errno.permissionDenied.rawValue))
+            }
         }
         defer {
-            if !sameUser {
-                _ = docroute_set_fs_uid(0)
-                _ = docroute_set_fs_gid(0)
-                _ = docroute_set_thread_groups(ownGroups.count, ownGroups)
-            }
+            if !sameUser { restoreIdentity(groups: ownGroups) }
         }
         let folderPath = folder.isEmpty ? "/" : InboxNames.display(folder)
-        let directory = Glibc.open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else {
-            return .failure(errno == ENOENT ? .vanished : .unreadable(errno: errno))
+        let directory: FileDescriptor
+        do throws(Errno) {
+            // Resolved as the peer's own open would be, symbolic links included: the thread is the
+            // peer now, so the kernel checks each folder on the way as the peer's.
+            directory = try FileDescriptor.openDirectoryFollowingLinks(atPath: FilePath(folderPath))
+        } catch .noSuchFileOrDirectory {
+            return .failure(.vanished)
+        } catch {
+            return .failure(.unreadable(errno: error.rawValue))
         }
-        defer { close(directory) }
-        return IntakeFile.open(name: name, in: directory, maxSize: maxSize, maxAllocation: maxAllocation)
+        defer { directory.closeIgnoringErrors() }
+        return IntakeFile.open(name: name, in: directory.rawValue, maxSize: maxSize, maxAllocation: maxAllocation)
+    }
+
+    /// Gives the opening thread docrouted's own identity back. The thread ends after this one open
+    /// and is never reused, so an identity that cannot be restored goes with it: nothing to report.
+    private static func restoreIdentity(groups: [UInt32]) {
+        try? ThreadFileSystemIdentity.setIDs(uid: 0, gid: 0)
+        try? ThreadFileSystemIdentity.setGroups(groups)
     }
 }

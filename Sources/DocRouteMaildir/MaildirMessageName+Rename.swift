@@ -1,12 +1,5 @@
-import CDocRouteShim
 import DocRoutePlatform
 import SystemPackage
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 extension MaildirMessageName {
     /// What ``markRead(_:newFolder:curFolder:separator:describing:)`` did.
@@ -38,24 +31,17 @@ extension MaildirMessageName {
         describing: @autoclosure () -> String
     ) throws -> MarkReadOutcome {
         let target = readName(name, separator: separator)
-        let result: Int32 = (name + [0]).withUnsafeBufferPointer { from in
-            (target + [0]).withUnsafeBufferPointer { to in
-                from.withMemoryRebound(to: CChar.self) { cFrom in
-                    to.withMemoryRebound(to: CChar.self) { cTo in
-                        while true {
-                            let status = docroute_rename_noreplace(newFolder.rawValue, cFrom.baseAddress!, curFolder.rawValue, cTo.baseAddress!)
-                            if status == 0 { return 0 }
-                            if errno != EINTR { return errno }
-                        }
-                    }
-                }
-            }
+        // A name from readdir is one component; anything else was never a message in `new/`.
+        guard let from = FilePath.Component(platformBytes: name) else { return .vanished }
+        guard let to = FilePath.Component(platformBytes: target) else {
+            throw DeliveryError(errno: .invalidArgument, operation: "mark read (move to cur/)", path: describing())
         }
-        switch result {
-        case 0: return .moved(to: target)
-        case ENOENT: return .vanished
-        case EEXIST: return .nameTaken(target)
-        default: throw DeliveryError(errno: Errno(rawValue: result), operation: "mark read (move to cur/)", path: describing())
+        do throws(Errno) {
+            return try newFolder.renameNoReplace(from, to: to, in: curFolder) ? .moved(to: target) : .nameTaken(target)
+        } catch .noSuchFileOrDirectory {
+            return .vanished
+        } catch {
+            throw DeliveryError(errno: error, operation: "mark read (move to cur/)", path: describing())
         }
     }
 }

@@ -3,9 +3,6 @@ import Foundation
 import Logging
 import NIOPosix
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Reads Maildir messages into the scratch folder, one attachment per temporary file, on a thread
 /// of its own: parsing a 200 MiB message must never hold up the intake actor or an event loop.
@@ -28,9 +25,7 @@ package final class MaildirMessageReader: Sendable {
 
     package init(stateDirectory: String, maximumAttachmentSize: Int64, logger: Logger) throws {
         let path = stateDirectory + "/mail-scratch"
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "create the mail scratch folder", path: path)
-        }
+        try DeliveryError.performing("create the mail scratch folder", path) { try FilePath(path).makeDirectory(permissions: 0o700) }
         let fd = try DeliveryError.performing("open the mail scratch folder", path) {
             try FileDescriptor.openDirectory(atPath: FilePath(path))
         }

@@ -3,12 +3,6 @@ import DocRoutePlatform
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Writes each wanted attachment the parser decodes into its own temporary file of a scratch folder
 /// (created `O_EXCL`, mode 0600, never following a link), straight from the parser's buffer; an
 /// attached message is copied from the message file itself, byte for byte, as an `.eml`.
@@ -66,7 +60,7 @@ package final class MaildirScratchSink: AttachmentSink {
                 throw DeliveryError(code: .invalidName, message: "\(name): no temporary file name can be made from MIME part \(partPath)")
             }
             do throws(Errno) {
-                return (try scratch.open(component, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600), name)
+                return (try scratch.open(component, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o600), name)
             } catch .fileExists {
                 continue
             } catch {

@@ -25,38 +25,46 @@ package struct UnixSocketFile: Sendable, Hashable {
         case notASocket
     }
 
-    /// The socket file bound at `path` now; nil when there is none (or it is not a socket).
+    /// The socket file bound at `path` now; nil when there is none (or it is not a socket, or it
+    /// cannot be looked at: then it cannot be told apart from another daemon's either).
     package init?(boundAt path: String) {
-        var info = stat()
-        guard Glibc.lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        guard let status = try? FilePath(path).status(followingSymbolicLinks: false), status.fileType == .socket else { return nil }
         self.path = path
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
+        device = status.device
+        inode = status.inode
     }
 
     /// Looks at `path`: removes a socket file that no process accepts on any more (a crash left
     /// it), and leaves anything else as it is.
     package static func removeStale(at path: String) -> Probe {
-        var info = stat()
-        guard Glibc.lstat(path, &info) == 0 else { return .absent }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { return .notASocket }
-        if let probe = try? FileDescriptor.unixStreamSocket(nonBlocking: false) {
-            defer { probe.closeIgnoringErrors() }
-            // A path too long to connect to cannot be bound either: binding says so.
-            if (try? probe.connect(unixPath: path)) != nil { return .live }
-        }
-        _ = Glibc.unlink(path)
+        // A path that cannot be looked at is left to `bind`, whose error then says why.
+        guard let status = try? FilePath(path).status(followingSymbolicLinks: false) else { return .absent }
+        guard status.fileType == .socket else { return .notASocket }
+        if acceptsConnections(at: path) { return .live }
+        // A removal that fails leaves the file in place, and binding the path then fails with
+        // the reason (EADDRINUSE, EACCES): nothing is lost by not saying it here too.
+        _ = try? FilePath(path).withPlatformString { cPath in Errno.result { unlink(cPath) } }.get()
         return .removedStale
+    }
+
+    /// Whether a process accepts connections on the Unix socket at `path`: a blocking `connect`
+    /// from a socket of its own, closed at once. A socket that cannot be made, or a path too long
+    /// to connect to, answers no (binding it says what is wrong).
+    package static func acceptsConnections(at path: String) -> Bool {
+        guard let probe = try? FileDescriptor.unixStreamSocket(nonBlocking: false) else { return false }
+        defer { probe.closeIgnoringErrors() }
+        return (try? probe.connect(unixPath: path)) != nil
     }
 
     /// Lets every local user connect: who may do what is decided by peer credentials.
     package func allowEveryone() throws(Errno) {
-        _ = try Errno.retryingOnInterrupt { Glibc.chmod(path, 0o666) }
+        try FilePath(path).changeMode(0o666)
     }
 
     /// Removes the file if the path still names this socket file.
     package func removeIfStillOurs() {
         guard let now = UnixSocketFile(boundAt: path), now == self else { return }
-        _ = Glibc.unlink(path)
+        // Only a tidy-up at stop: a file left behind is found stale and replaced at the next start.
+        _ = try? FilePath(path).withPlatformString { cPath in Errno.result { unlink(cPath) } }.get()
     }
 }

@@ -2,6 +2,7 @@ import DocRoutePlatform
 import DocRouteProtocol
 import NIOCore
 import Synchronization
+import SystemPackage
 
 /// One accepted client: its identity and a way to send it messages from any thread.
 package final class ClientConnection: Sendable, Hashable {
@@ -53,6 +54,13 @@ package final class ClientConnection: Sendable, Hashable {
             defer { descriptor = nil }
             return descriptor
         }
+    }
+
+    /// Closes the descriptor passed with the current line, if one is left: the request was refused
+    /// or answered without it. Nothing was read or written through it, and a close that fails has
+    /// released the descriptor all the same, so there is nothing to report.
+    package func discardPassedDescriptor() {
+        if let unused = takePassedDescriptor() { FileDescriptor(rawValue: unused).closeIgnoringErrors() }
     }
 
     /// Queues one message line. Writes keep their order; a closed connection drops them.

@@ -106,7 +106,7 @@ extension DescriptorSocketServer {
             connection.passedDescriptor.withLock { $0 = passed.rawValue }
         }
         await responder.respond(to: message, from: connection)
-        if let unused = connection.takePassedDescriptor() { FileDescriptor(rawValue: unused).closeIgnoringErrors() }
+        connection.discardPassedDescriptor()
     }
 
     /// Sends what the answer left waiting; false when the connection failed or did not read it

@@ -1,4 +1,5 @@
 import DocRouteErrors
+import DocRoutePlatform
 import SystemPackage
 
 /// Why a handler was not started; `description` says what to do about it.
@@ -36,25 +37,25 @@ package struct HandlerLaunchErrorCode: ErrorCodeProtocol {
 }
 
 extension DocRouteError where Code == HandlerLaunchErrorCode {
-    /// Which step of `docroute_spawn_handler` failed, in words.
-    static func step(_ step: Int32) -> String {
+    /// Which step of starting the handler failed, in words.
+    static func step(_ step: ConfinedProcess.Step) -> String {
         switch step {
-        case 1: "fork"
-        case 2: "clearing the ambient capabilities"
-        case 3: "setting the supplementary groups"
-        case 4: "setting the group id"
-        case 5: "dropping the capability bounding set"
-        case 6: "setting the user id"
-        case 7: "emptying the capability sets"
-        case 8: "setting no_new_privs"
-        case 9: "execve"
-        case 10: "pipe"
-        default: "step \(step)"
+        case .fork: "fork"
+        case .clearAmbientCapabilities: "clearing the ambient capabilities"
+        case .setGroups: "setting the supplementary groups"
+        case .setGroupID: "setting the group id"
+        case .dropBoundingSet: "dropping the capability bounding set"
+        case .setUserID: "setting the user id"
+        case .emptyCapabilitySets: "emptying the capability sets"
+        case .setNoNewPrivileges: "setting no_new_privs"
+        case .execute: "execve"
+        case .pipe: "pipe"
+        case .unknown(let number): "step \(number)"
         }
     }
 
-    static func spawn(_ command: [String], step: Int32, errno: Errno) -> HandlerLaunchError {
-        let advice = step == 9
+    static func spawn(_ command: [String], step: ConfinedProcess.Step, errno: Errno) -> HandlerLaunchError {
+        let advice = step == .execute
             ? "check that \(command[0]) exists, is executable by the handler's user and is an absolute path"
             : "docrouted cannot drop to the handler's identity; run it as root or under systemd"
         return HandlerLaunchError(code: .spawnFailed, message: "\(Self.step(step)) failed for \(command.joined(separator: " ")): \(errno) (\(advice))", cause: errno)

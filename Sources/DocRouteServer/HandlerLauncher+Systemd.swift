@@ -1,13 +1,8 @@
 import DocRouteHandlers
 import DocRouteIntake
 import DocRoutePlatform
-import Foundation
 import Logging
 import SystemPackage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Launch on demand under systemd: docrouted writes a flag file, the handler's path unit
 /// (`docroute-handler@<user>.path`, `PathChanged=/run/docroute/launch/<user>`) starts its service.
@@ -38,13 +33,11 @@ extension HandlerLauncher {
     /// Writes `bundle` into the flag file (creating its folder), so inotify reports a close after
     /// writing to the path unit. Never follows a symbolic link.
     static func writeFlag(_ flag: String, directory: String, bundle: String) throws {
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw Errno(rawValue: errno)
-        }
+        try FilePath(directory).makeDirectory(permissions: 0o755)
         let folder = try DeliveryError.performing("open folder", directory) { try FileDescriptor.openDirectory(atPath: FilePath(directory)) }
         defer { folder.closeIgnoringErrors() }
         guard let name = FilePath(flag).lastComponent else { throw Errno.invalidArgument }
-        let file = try DeliveryError.performing("open", flag) { try folder.open(name, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644) }
+        let file = try DeliveryError.performing("open", flag) { try folder.open(name, .writeOnly, options: [.create, .truncate], permissions: 0o644) }
         defer { file.closeIgnoringErrors() }
         let text = Array((bundle + "\n").utf8)
         try text.withUnsafeBytes { buffer in try DeliveryError.performing("write", flag) { try file.writeAll(from: buffer) } }

@@ -3,6 +3,7 @@ import DocRouteIntake
 import DocRoutePlatform
 import Foundation
 import Logging
+import SystemPackage
 
 /// Starts a handler (`DocRouteLaunchCommand`) when a document is committed for it and no
 /// connection is subscribed as it: "the app is not running, so the system launches it".
@@ -65,7 +66,7 @@ package actor HandlerLauncher {
                 Task { await self?.exited(bundle, status: status) }
             }
             logger.info("handler launched", metadata: [
-                "bundle-id": "\(bundle)", "pid": "\(process.pid)", "uid": "\(identity?.uid ?? geteuid())", "message-id": "handler-launched",
+                "bundle-id": "\(bundle)", "pid": "\(process.pid)", "uid": "\(identity?.uid ?? ProcessIdentity.effectiveUserID)", "message-id": "handler-launched",
             ])
         } catch {
             refused(bundle, key: key, Self.explained(error, command: command, manifest: handler.manifest.file))
@@ -79,11 +80,12 @@ package actor HandlerLauncher {
         guard let (uid, gid) = HandlerAccount.resolve(user) else {
             throw HandlerLaunchError(code: .unknownUser, message: "handler \(handler.bundleIdentifier) not launched: its DocRouteUser '\(user)' is no user of this system; create the user or correct \(handler.manifest.file)")
         }
-        if geteuid() == 0 {
+        let ownUID = ProcessIdentity.effectiveUserID
+        if ownUID == 0 {
             return HandlerProcess.Identity(uid: uid, gid: gid, groups: supplementaryGroups(of: user, gid: gid))
         }
-        guard uid == geteuid() else {
-            throw HandlerLaunchError(code: .otherUser, message: "handler \(handler.bundleIdentifier) not launched: its DocRouteUser is \(user) (uid \(uid)) and docrouted runs as uid \(geteuid()), not root, so it starts only handlers of its own user; run the handler under systemd (docroutectl handlers --unit \(handler.bundleIdentifier)), run docrouted as root, or start the handler yourself")
+        guard uid == ownUID else {
+            throw HandlerLaunchError(code: .otherUser, message: "handler \(handler.bundleIdentifier) not launched: its DocRouteUser is \(user) (uid \(uid)) and docrouted runs as uid \(ownUID), not root, so it starts only handlers of its own user; run the handler under systemd (docroutectl handlers --unit \(handler.bundleIdentifier)), run docrouted as root, or start the handler yourself")
         }
         return nil
     }
@@ -91,21 +93,15 @@ package actor HandlerLauncher {
     /// The groups `user` belongs to (getgrouplist), `gid` alone for a numeric uid without a name.
     static func supplementaryGroups(of user: HandlerUser, gid: UInt32) -> [UInt32] {
         guard case .name(let name) = user else { return [gid] }
-        var count: Int32 = 32
-        while true {
-            var groups = [gid_t](repeating: 0, count: Int(count))
-            let previous = count
-            if getgrouplist(name, gid, &groups, &count) >= 0 { return Array(groups.prefix(Int(count))) }
-            guard count > previous else { return [gid] }
-        }
+        return UserDatabase.groups(of: name, primary: gid)
     }
 
     /// A failed execve said in words: the launch command missing or not executable names the
     /// manifest to fix (errno alone names neither the file nor the fix).
     static func explained(_ error: HandlerLaunchError, command: [String], manifest: String) -> HandlerLaunchError {
         guard error.code == .spawnFailed, let program = command.first else { return error }
-        let reason = access(program, F_OK) != 0 ? "\(program) does not exist"
-            : access(program, X_OK) != 0 ? "\(program) is not executable" : nil
+        let reason = !FilePath(program).isAccessible(.exists) ? "\(program) does not exist"
+            : !FilePath(program).isAccessible(.execute) ? "\(program) is not executable" : nil
         guard let reason else { return error }
         return HandlerLaunchError(code: .spawnFailed, message: "cannot launch the handler: \(reason); fix DocRouteLaunchCommand in \(manifest)")
     }

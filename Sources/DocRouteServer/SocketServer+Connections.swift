@@ -1,4 +1,3 @@
-import CDocRouteShim
 import DocRoutePlatform
 import DocRouteProtocol
 import Logging
@@ -105,7 +104,7 @@ extension SocketServer {
         guard bytes > 0 else { return }
         _ = ledger.unfinishedLineChanged(from: bytes, to: 0)
         if ledger.buffersReleased(bytes) {
-            _ = docroute_release_free_memory()
+            HeapMemory.releaseFreeMemory()
         }
     }
 

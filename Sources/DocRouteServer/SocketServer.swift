@@ -1,4 +1,3 @@
-import CDocRouteShim
 import DocRoutePlatform
 import DocRouteProtocol
 import Logging
@@ -6,9 +5,6 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Answers the requests of one connection, one at a time in the order they arrived.
 package protocol RequestResponder: Sendable {
@@ -243,14 +239,14 @@ package actor SocketServer {
     static let unknownPeer = PeerCredentials(pid: 0, uid: UInt32.max - 1, gid: UInt32.max - 1)
 
     static func peerCredentials(of channel: any Channel) -> EventLoopFuture<PeerCredentials> {
-        // SocketChannel is a SocketOptionProvider; ucred is three 32-bit fields, laid out as our shim struct.
+        // SocketChannel is a SocketOptionProvider, the only way to the descriptor NIO keeps.
         guard let provider = channel as? any SocketOptionProvider else {
             return channel.eventLoop.makeSucceededFuture(unknownPeer)
         }
-        let future: EventLoopFuture<docroute_peer_credentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        let future: EventLoopFuture<PeerCredentials.SocketOptionValue> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(PeerCredentials.socketOptionLevel), name: SocketOptionName(PeerCredentials.socketOptionName))
         return future
-            .map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+            .map(PeerCredentials.init(socketOptionValue:))
             .recover { _ in unknownPeer }
     }
 }

@@ -10,9 +10,6 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `docrouted`: the document-routing daemon. Runs in the foreground; systemd supervises it.
 @main
@@ -62,8 +59,9 @@ struct DocRouted: AsyncParsableCommand {
     func run() async throws {
         ProcessLimits.limitMallocArenas()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
-        // action); it would only ask for a reload of what is being loaded anyway.
-        signal(SIGHUP, SIG_IGN)
+        // action); it would only ask for a reload of what is being loaded anyway. sigaction fails
+        // only for an invalid signal number, which a named signal is not.
+        try? ProcessSignal.hangUp.ignore()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let logging = LoggingBootstrap.choose(forceJournal: journal, syslogIdentifier: "docrouted", logLevel: level)
         logging.bootstrap()
@@ -163,7 +161,7 @@ struct DocRouted: AsyncParsableCommand {
         // systemd restarts the daemon, whose start-up check then refuses with the steps.
         let watch = try backend.watchLedger { error in
             Self.stop("stopping at once: \(error.message) (\(error.code.rawValue))", destination: destination)
-            _exit(Self.ledgerDamagedExitCode)
+            ImmediateExit.exit(status: Self.ledgerDamagedExitCode)
         }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
@@ -210,7 +208,7 @@ extension DocRouted {
     /// Prints one line per finding and a summary; returns the exit status (1 when anything would
     /// stop delivery).
     static func check(_ configuration: DaemonConfiguration) -> Int32 {
-        print("configuration \(configuration.file): valid (\(configuration.inboxes.count) inboxes); checked as uid \(getuid())")
+        print("configuration \(configuration.file): valid (\(configuration.inboxes.count) inboxes); checked as uid \(ProcessIdentity.realUserID)")
         let passed = ProcessInfo.processInfo.environment["LISTEN_FDS"] != nil
         let findings = ConfigurationCheck(configuration: configuration)
             .run(mime: MIMEDatabaseChoice(environment: ProcessInfo.processInfo.environment), socketPassedBySystemd: passed)
