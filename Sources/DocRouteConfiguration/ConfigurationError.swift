@@ -7,32 +7,22 @@ package typealias ConfigurationError = DocRouteError<ConfigurationErrorCode>
 
 /// Stable codes of ``ConfigurationError``.
 package struct ConfigurationErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case unreadable
-        case syntax
-        case missingKey = "missing-key"
-        case wrongType = "wrong-type"
-        case invalidValue = "invalid-value"
-        case unknownKey = "unknown-key"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `unknown-key`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// The file cannot be read.
-    package static let unreadable = Self(.unreadable)
+    package static let unreadable = Self("unreadable")
     /// Not UTF-8, or not TOML.
-    package static let syntax = Self(.syntax)
+    package static let syntax = Self("syntax")
     /// A required key is missing.
-    package static let missingKey = Self(.missingKey)
+    package static let missingKey = Self("missing-key")
     /// A key holds a value of another type than it must.
-    package static let wrongType = Self(.wrongType)
+    package static let wrongType = Self("wrong-type")
     /// A key's value cannot be used.
-    package static let invalidValue = Self(.invalidValue)
+    package static let invalidValue = Self("invalid-value")
     /// A key docrouted does not know (a typo, most likely).
-    package static let unknownKey = Self(.unknownKey)
+    package static let unknownKey = Self("unknown-key")
 
     /// `file:line: key: message`, leaving out what is not known.
     package static func describe(_ error: ConfigurationError) -> String {

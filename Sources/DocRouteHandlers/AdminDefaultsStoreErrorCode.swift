@@ -2,23 +2,16 @@ import DocRouteErrors
 
 /// Stable codes of ``AdminDefaultsStore/StoreError``.
 public struct AdminDefaultsStoreErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case unreadable = "defaults-unreadable"
-        case invalid = "defaults-invalid"
-        case writeFailed = "defaults-write-failed"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `defaults-invalid`.
-    public var rawValue: String { known.rawValue }
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// `defaults.json` exists but cannot be read.
-    public static let unreadable = Self(.unreadable)
+    public static let unreadable = Self("defaults-unreadable")
     /// `defaults.json` is not a defaults file.
-    public static let invalid = Self(.invalid)
+    public static let invalid = Self("defaults-invalid")
     /// The defaults could not be written.
-    public static let writeFailed = Self(.writeFailed)
+    public static let writeFailed = Self("defaults-write-failed")
 
     /// `file: message`.
     public static func describe(_ error: AdminDefaultsStore.StoreError) -> String {

@@ -13,38 +13,26 @@ public typealias ManifestError = DocRouteError<ManifestErrorCode>
 
 /// Stable codes of ``ManifestError``, for tests and tools.
 public struct ManifestErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case unreadable
-        case notPropertyList = "not-property-list"
-        case wrongType = "wrong-type"
-        case missingKey = "missing-key"
-        case invalidValue = "invalid-value"
-        case duplicateIdentifier = "duplicate-identifier"
-        case buildVariable = "build-variable"
-        case unknownUser = "unknown-user"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `missing-key`.
-    public var rawValue: String { known.rawValue }
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// The file cannot be read.
-    public static let unreadable = Self(.unreadable)
+    public static let unreadable = Self("unreadable")
     /// The file is not a property list (XML or binary).
-    public static let notPropertyList = Self(.notPropertyList)
+    public static let notPropertyList = Self("not-property-list")
     /// A key holds a value of another type than it must.
-    public static let wrongType = Self(.wrongType)
+    public static let wrongType = Self("wrong-type")
     /// A key that must be there is not.
-    public static let missingKey = Self(.missingKey)
+    public static let missingKey = Self("missing-key")
     /// A key's value cannot be used.
-    public static let invalidValue = Self(.invalidValue)
+    public static let invalidValue = Self("invalid-value")
     /// Another manifest has the same `CFBundleIdentifier`.
-    public static let duplicateIdentifier = Self(.duplicateIdentifier)
+    public static let duplicateIdentifier = Self("duplicate-identifier")
     /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
-    public static let buildVariable = Self(.buildVariable)
+    public static let buildVariable = Self("build-variable")
     /// `DocRouteUser` names a user this host does not have.
-    public static let unknownUser = Self(.unknownUser)
+    public static let unknownUser = Self("unknown-user")
 
     /// `file: key path: message` (`file:line:` when the line is known), without the key path for
     /// the file as a whole.

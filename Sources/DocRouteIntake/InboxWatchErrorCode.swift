@@ -4,20 +4,14 @@ import SystemPackage
 
 /// Stable codes of ``InboxWatcher/WatchError``.
 package struct InboxWatchErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case watchFailed = "watch-failed"
-        case watchLimit = "watch-limit"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `watch-limit`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// inotify could not be set up, or a folder could not be watched.
-    package static let watchFailed = Self(.watchFailed)
+    package static let watchFailed = Self("watch-failed")
     /// inotify_add_watch's ENOSPC: the user's watches reached fs.inotify.max_user_watches.
-    package static let watchLimit = Self(.watchLimit)
+    package static let watchLimit = Self("watch-limit")
 
     /// The message alone: it names the folder and what to do.
     package static func describe(_ error: InboxWatcher.WatchError) -> String { error.message }

@@ -7,42 +7,29 @@ package typealias MailProblem = DocRouteError<MailProblemCode>
 
 /// Stable codes of ``MailProblem``: tools, tests and logs match on these, never on the message.
 package struct MailProblemCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case emptyInput = "empty-input"
-        case noHeader = "no-header"
-        case headerTooLarge = "header-too-large"
-        case tooDeep = "too-deep"
-        case tooManyParts = "too-many-parts"
-        case unterminatedMultipart = "unterminated-multipart"
-        case missingBoundary = "missing-boundary"
-        case truncatedEncoding = "truncated-encoding"
-        case badPadding = "bad-padding"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `too-deep`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// The input was empty.
-    package static let emptyInput = Self(.emptyInput)
+    package static let emptyInput = Self("empty-input")
     /// The input does not start with a header field: not a mail.
-    package static let noHeader = Self(.noHeader)
+    package static let noHeader = Self("no-header")
     /// A header section was larger than ``MailParser/Limits/maximumHeaderBytes``. For the
     /// message's own header the message cannot be read at all; for a part, the part is skipped.
-    package static let headerTooLarge = Self(.headerTooLarge)
+    package static let headerTooLarge = Self("header-too-large")
     /// Parts nested deeper than ``MailParser/Limits/maximumDepth`` were skipped, unread.
-    package static let tooDeep = Self(.tooDeep)
+    package static let tooDeep = Self("too-deep")
     /// More parts than ``MailParser/Limits/maximumParts``; the rest were skipped.
-    package static let tooManyParts = Self(.tooManyParts)
+    package static let tooManyParts = Self("too-many-parts")
     /// A multipart's closing boundary never came (the input ended, or an outer boundary came first).
-    package static let unterminatedMultipart = Self(.unterminatedMultipart)
+    package static let unterminatedMultipart = Self("unterminated-multipart")
     /// A multipart without a usable `boundary` parameter; its body was skipped.
-    package static let missingBoundary = Self(.missingBoundary)
+    package static let missingBoundary = Self("missing-boundary")
     /// An attachment's base64 was cut short.
-    package static let truncatedEncoding = Self(.truncatedEncoding)
+    package static let truncatedEncoding = Self("truncated-encoding")
     /// An attachment's base64 lacked its final `=` padding; every byte was decoded all the same.
-    package static let badPadding = Self(.badPadding)
+    package static let badPadding = Self("bad-padding")
 
     /// `code at part: message`.
     package static func describe(_ problem: MailProblem) -> String {

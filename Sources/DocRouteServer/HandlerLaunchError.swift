@@ -7,30 +7,21 @@ package typealias HandlerLaunchError = DocRouteError<HandlerLaunchErrorCode>
 
 /// The stable codes of ``HandlerLaunchError``.
 package struct HandlerLaunchErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case otherUser = "launch-other-user"
-        case unknownUser = "launch-unknown-user"
-        case noUnitInstance = "launch-no-unit-instance"
-        case spawnFailed = "launch-failed"
-        case flagFailed = "launch-flag-failed"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `launch-failed`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// docrouted is not root and the handler's `DocRouteUser` is not docrouted's own user.
-    package static let otherUser = Self(.otherUser)
+    package static let otherUser = Self("launch-other-user")
     /// `DocRouteUser` names no user of this system.
-    package static let unknownUser = Self(.unknownUser)
+    package static let unknownUser = Self("launch-unknown-user")
     /// Under systemd: the handler's user cannot be a `docroute-handler@` instance (root, or a
     /// name systemd cannot take).
-    package static let noUnitInstance = Self(.noUnitInstance)
+    package static let noUnitInstance = Self("launch-no-unit-instance")
     /// fork, the identity change, the capability drop or execve failed.
-    package static let spawnFailed = Self(.spawnFailed)
+    package static let spawnFailed = Self("launch-failed")
     /// The flag file that starts the handler's path unit could not be written.
-    package static let flagFailed = Self(.flagFailed)
+    package static let flagFailed = Self("launch-flag-failed")
 
     /// `message [code]`: the advice reads first.
     package static func describe(_ error: HandlerLaunchError) -> String { "\(error.message) [\(error.code.rawValue)]" }

@@ -7,29 +7,20 @@ package typealias SocketServerError = DocRouteError<SocketServerErrorCode>
 
 /// Stable codes of ``SocketServerError``.
 package struct SocketServerErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case socketFailed = "socket-failed"
-        case pathTooLong = "socket-path-too-long"
-        case bindFailed = "socket-bind-failed"
-        case notASocket = "socket-path-not-a-socket"
-        case inUse = "socket-in-use"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `socket-in-use`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// No socket could be created.
-    package static let socketFailed = Self(.socketFailed)
+    package static let socketFailed = Self("socket-failed")
     /// The path does not fit in `sun_path`.
-    package static let pathTooLong = Self(.pathTooLong)
+    package static let pathTooLong = Self("socket-path-too-long")
     /// The socket could not be bound to its path.
-    package static let bindFailed = Self(.bindFailed)
+    package static let bindFailed = Self("socket-bind-failed")
     /// Something other than a socket is at the path.
-    package static let notASocket = Self(.notASocket)
+    package static let notASocket = Self("socket-path-not-a-socket")
     /// Another daemon answers on the socket.
-    package static let inUse = Self(.inUse)
+    package static let inUse = Self("socket-in-use")
 
     /// The message alone: it names the socket and what to do.
     package static func describe(_ error: SocketServerError) -> String { error.message }

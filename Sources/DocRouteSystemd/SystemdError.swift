@@ -15,26 +15,18 @@ package typealias SystemdError = DocRouteError<SystemdErrorCode>
 
 /// A stable identifier of what went wrong in the libsystemd binding; match on this, never on the message.
 package struct SystemdErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case notifyFailed = "notify-failed"
-        case socketActivationFailed = "socket-activation-failed"
-        case notAUnixStreamListener = "not-a-unix-stream-listener"
-        case socketInspectionFailed = "socket-inspection-failed"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The identifier as text, e.g. `"notify-failed"`.
-    package var rawValue: String { known.rawValue }
+    package let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// `sd_notify` could not deliver a state change to the service manager.
-    package static let notifyFailed = Self(.notifyFailed)
+    package static let notifyFailed = Self("notify-failed")
     /// `sd_listen_fds_with_names` rejected the `LISTEN_*` variables the process was started with.
-    package static let socketActivationFailed = Self(.socketActivationFailed)
+    package static let socketActivationFailed = Self("socket-activation-failed")
     /// A passed descriptor is not a listening `AF_UNIX` stream socket.
-    package static let notAUnixStreamListener = Self(.notAUnixStreamListener)
+    package static let notAUnixStreamListener = Self("not-a-unix-stream-listener")
     /// Checking what kind of socket a passed descriptor is failed.
-    package static let socketInspectionFailed = Self(.socketInspectionFailed)
+    package static let socketInspectionFailed = Self("socket-inspection-failed")
 
     /// `[code] message (errno text) (caused by …) at file:line`.
     package static func describe(_ error: SystemdError) -> String {

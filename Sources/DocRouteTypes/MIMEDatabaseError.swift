@@ -8,29 +8,20 @@ public typealias MIMEDatabaseError = DocRouteError<MIMEDatabaseErrorCode>
 
 /// A stable identifier for the kind of ``MIMEDatabaseError``.
 public struct MIMEDatabaseErrorCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case unreadableFile = "mime.file.unreadable"
-        case fileTooLarge = "mime.file.too-large"
-        case magicHeaderMissing = "mime.magic.header-missing"
-        case malformedMagic = "mime.magic.malformed"
-        case malformedText = "mime.text.malformed"
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The identifier's text, e.g. `mime.magic.malformed`.
-    public var rawValue: String { known.rawValue }
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// A database file exists but could not be opened or read.
-    public static let unreadableFile = Self(.unreadableFile)
+    public static let unreadableFile = Self("mime.file.unreadable")
     /// A database file is larger than any real database file could be.
-    public static let fileTooLarge = Self(.fileTooLarge)
+    public static let fileTooLarge = Self("mime.file.too-large")
     /// The `magic` file does not start with `MIME-Magic\0\n`.
-    public static let magicHeaderMissing = Self(.magicHeaderMissing)
+    public static let magicHeaderMissing = Self("mime.magic.header-missing")
     /// The `magic` file's structure is broken (truncated value, bad number, rule outside a section).
-    public static let malformedMagic = Self(.malformedMagic)
+    public static let malformedMagic = Self("mime.magic.malformed")
     /// A text file (`globs2`, `subclasses`, `aliases`) is not valid UTF-8.
-    public static let malformedText = Self(.malformedText)
+    public static let malformedText = Self("mime.text.malformed")
 
     /// `code: message (file) [cause]`.
     public static func describe(_ error: MIMEDatabaseError) -> String {

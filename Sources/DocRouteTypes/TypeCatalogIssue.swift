@@ -8,32 +8,22 @@ public typealias TypeCatalogIssue = DocRouteError<TypeCatalogIssueCode>
 
 /// Stable codes of ``TypeCatalogIssue``, for tests and for tools that filter.
 public struct TypeCatalogIssueCode: ErrorCodeProtocol {
-    private enum Known: String {
-        case missingIdentifier = "missing-identifier"
-        case invalidValue = "invalid-value"
-        case unknownParent = "unknown-parent"
-        case conformanceCycle = "conformance-cycle"
-        case systemTypeRedefined = "system-type-redefined"
-        case overridden
-    }
-
-    private let known: Known
-    private init(_ known: Known) { self.known = known }
     /// The code's text, e.g. `unknown-parent`.
-    public var rawValue: String { known.rawValue }
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
 
     /// A declaration without `UTTypeIdentifier`.
-    public static let missingIdentifier = Self(.missingIdentifier)
+    public static let missingIdentifier = Self("missing-identifier")
     /// A value of the declaration cannot be used.
-    public static let invalidValue = Self(.invalidValue)
+    public static let invalidValue = Self("invalid-value")
     /// `UTTypeConformsTo` names a type nobody declares.
-    public static let unknownParent = Self(.unknownParent)
+    public static let unknownParent = Self("unknown-parent")
     /// The conformance edges form a cycle.
-    public static let conformanceCycle = Self(.conformanceCycle)
+    public static let conformanceCycle = Self("conformance-cycle")
     /// A handler exports a system type.
-    public static let systemTypeRedefined = Self(.systemTypeRedefined)
+    public static let systemTypeRedefined = Self("system-type-redefined")
     /// Two handlers export the same type; one declaration wins.
-    public static let overridden = Self(.overridden)
+    public static let overridden = Self("overridden")
 
     /// `file: key path: message`, leaving out what is not known.
     public static func describe(_ issue: TypeCatalogIssue) -> String {

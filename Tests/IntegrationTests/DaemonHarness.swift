@@ -59,12 +59,18 @@ final class DaemonHarness: @unchecked Sendable {
                 }
             }
         }
+        // The test process runs many tests at once on as many threads as there are cores, and
+        // tests that wait on processes hold those threads: a client task may then wait more than
+        // the default minute between connecting and sending its first line, and find itself
+        // closed as idle. Tests of the idle timeout set their own.
+        let idleTimeout = extraConfig.contains("idle_timeout") ? "" : "idle_timeout = 900"
         let config = """
             socket = "\(socket)"
             state_directory = "\(root)/state"
             containers_directory = "\(containers)"
             handlers_directory = "\(handlers)"
             quarantine_directory = "\(quarantine)"
+            \(idleTimeout)
             \(extraConfig)
 
             [[inbox]]
