@@ -30,7 +30,7 @@ extension RoutingDaemon {
 
     /// The `welcome` reply, naming the optional requests served.
     nonisolated func welcome(id: String?) -> DaemonMessage {
-        var features = [ProtocolFeature.candidates.rawValue, ProtocolFeature.openWith.rawValue]
+        var features = [ProtocolFeature.candidates.rawValue, ProtocolFeature.openWith.rawValue, ProtocolFeature.release.rawValue]
         var descriptorSocket: String?
         if let path = descriptorSocketPath.withLock({ $0 }) {
             features.append(ProtocolFeature.openDescriptor.rawValue)
@@ -151,6 +151,9 @@ extension RoutingDaemon {
                                                               requesterUID: openBudget.limits(uid) ? uid : nil)
             activity.committedURL(bundle)
             await intake.countOpened()
+            logger.info("delivered", metadata: [
+                "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(bundle)", "original-name": "\(url)",
+            ])
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
             await dispatcher.committed(bundleIdentifier: bundle)
         } catch let error as DeliveryError where error.code == .overLimit {

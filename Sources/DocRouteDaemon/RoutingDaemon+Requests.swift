@@ -52,6 +52,12 @@ extension RoutingDaemon: RequestResponder {
                 return
             }
             connection.send(await status(id: id))
+        case .release(let id, let path, let bundleIdentifier):
+            guard administrators.withLock({ $0 }).admits(connection.credentials) else {
+                connection.send(.error(id: id, code: .notPermitted, message: "release is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
+                return
+            }
+            connection.send(await release(path, bundleIdentifier: bundleIdentifier, id: id))
         }
     }
 

@@ -87,6 +87,7 @@ extension DeliveryBatch {
             } catch {
                 logger.warning("could not remove a delivered source; it will be removed at the next start", metadata: [
                     "source": "\(request.sourcePath.string)", "error": "\(error)",
+                    "delivery-id": "\((items[index].earlier?.deliveryID ?? request.deliveryID).protocolText)", "original-name": "\(request.sandboxName.original)",
                 ])
             }
         }

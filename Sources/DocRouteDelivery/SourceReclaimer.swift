@@ -253,7 +253,7 @@ package final class SourceReclaimer: Sendable {
             } catch {
                 // Left in the folder: the next start frees it.
                 logger.warning("could not free a delivered source; it is freed at the next start", metadata: [
-                    "path": "\(folder.path.appending(name).string)", "error": "\(error)",
+                    "path": "\(folder.path.appending(name).string)", "error": "\(error)", "delivery-id": "\(deliveryID.protocolText)",
                 ])
             }
         }

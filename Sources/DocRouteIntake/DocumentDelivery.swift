@@ -33,6 +33,13 @@ package struct DocumentDelivery: Sendable {
     /// (`max_pending_per_uid`); nil for an inbox's file.
     package var requesterUID: UInt32?
 
+    /// The document's name as it came, for logs: a mail part's name as the mail spelled it, else
+    /// the name the copy starts from, else the source's.
+    package var originalName: String {
+        if case .string(let name)? = annotation["originalFilename"] { return name }
+        return fileName ?? InboxNames.display(sourceName)
+    }
+
     package init(source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
                 owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],

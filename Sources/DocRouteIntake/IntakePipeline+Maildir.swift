@@ -1,8 +1,10 @@
 import DocRouteConfiguration
+import DocRouteHandlers
 import DocRouteMail
 import DocRouteMaildir
 import DocRoutePlatform
 import DocRouteProtocol
+import DocRouteTypes
 import Foundation
 import Logging
 import SystemPackage
@@ -131,6 +133,9 @@ extension IntakePipeline {
         /// Nothing in the message could be recovered (its damaged parts decoded to nothing, and no
         /// other part was delivered): leave it in `new/` so a person sees it, and report it once.
         var incomplete = false
+        /// A part nobody claims could not be recorded in the quarantine: the message stays in
+        /// `new/` and is read again later, so that part is not lost from sight.
+        var unrecorded = false
     }
 
     /// Reads each message, delivers all their attachments as one batch, then marks the messages
@@ -189,7 +194,7 @@ extension IntakePipeline {
             var unrecoverable: [MaildirAttachment] = []
             for info in extraction.oversized {
                 logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
-                    "path": "\(path)", "part": "\(info.partPath)", "name": "\(info.fileName)",
+                    "path": "\(path)", "mail-part": "\(info.partPath)", "original-name": "\(info.fileName)", "mail-message-id": "\(messageKey)",
                 ])
             }
             for attachment in extraction.attachments {
@@ -202,16 +207,25 @@ extension IntakePipeline {
                     unrecoverable.append(attachment)
                     continue
                 }
-                guard let delivery = attachmentDelivery(attachment, mailbox: mailbox, messageKey: messageKey, inbox: inbox,
-                                                        messagePath: path, reader: reader, snapshot: snapshot) else {
+                let delivery: DocumentDelivery
+                switch attachmentDelivery(attachment, mailbox: mailbox, messageKey: messageKey, inbox: inbox,
+                                          messagePath: path, reader: reader, snapshot: snapshot) {
+                case .deliver(let routed):
+                    delivery = routed
+                case .vanished:
                     reader.discard(attachment.temporaryName)
+                    continue
+                case .refused(let classification, _):
+                    reader.discard(attachment.temporaryName)
+                    let part = MailPartInMessage(arrival: arrival, inbox: inbox, mailbox: mailbox, messageKey: messageKey, messagePath: path)
+                    if !quarantineMailPart(attachment, classification: classification, in: part) { message.unrecorded = true }
                     continue
                 }
                 if !attachment.damage.isEmpty {
                     // Delivered with what decoded, as a mail client shows it; the annotation says so.
                     logger.warning("attachment delivered damaged (\(attachment.damage))", metadata: [
-                        "path": "\(path)", "part": "\(attachment.partPath)", "name": "\(attachment.fileName)",
-                        "damage": "\(attachment.damage)",
+                        "path": "\(path)", "mail-part": "\(attachment.partPath)", "original-name": "\(attachment.originalFilename)",
+                        "mail-message-id": "\(messageKey)", "damage": "\(attachment.damage)",
                     ])
                 }
                 message.deliveries.append(deliveries.count)
@@ -225,7 +239,12 @@ extension IntakePipeline {
                     reportOnce(path, inbox: arrival.folder.inbox, identity: identity,
                                "message left in new/: nothing in it can be recovered; part \(parts) decoded to no bytes")
                 } else {
-                    logger.warning("attachment skipped: it decoded to no bytes", metadata: ["path": "\(path)", "part": "\(parts)"])
+                    for attachment in unrecoverable {
+                        logger.warning("attachment skipped: it decoded to no bytes (\(attachment.damage))", metadata: [
+                            "path": "\(path)", "mail-part": "\(attachment.partPath)", "original-name": "\(attachment.originalFilename)",
+                            "mail-message-id": "\(messageKey)",
+                        ])
+                    }
                 }
             }
             messages.append(message)
@@ -244,6 +263,15 @@ extension IntakePipeline {
             case .committed(let deliveryID, let finalPath, _, _):
                 touched.insert(delivery.bundleIdentifier)
                 recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
+                if let message = messageOf[index], let part = delivery.partPath {
+                    // Quarantined when the message was read before (a retry, a restart): claimed now.
+                    let unique = InboxNames.display(MaildirMessageName.unique(message.name))
+                    if QuarantinedMailPart.remove(mailbox: delivery.mailbox, messageName: unique, partPath: part, in: configuration.quarantineDirectory) {
+                        logger.info("quarantined attachment delivered with its message", metadata: [
+                            "delivery-id": "\(deliveryID)", "original-name": "\(delivery.originalName)", "mail-part": "\(part)",
+                        ])
+                    }
+                }
             case .alreadyDelivered:
                 break
             case .failed(let error):
@@ -251,6 +279,7 @@ extension IntakePipeline {
                 reader.discard(String(decoding: delivery.sourceName, as: UTF8.self))
                 logger.error("attachment delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
                     "bundle-id": "\(delivery.bundleIdentifier)", "mail-part": "\(delivery.partPath ?? "")", "code": "\(error.code)",
+                    "original-name": "\(delivery.originalName)", "path": "\(delivery.sourcePath)",
                 ])
             }
         }
@@ -259,7 +288,7 @@ extension IntakePipeline {
                 if case .failed(let error) = outcomes[index] { return error.isRetryable }
                 return nil
             }
-            if failures.contains(true) {
+            if failures.contains(true) || message.unrecorded {
                 scheduleRetry(message.arrival)
             } else if failures.isEmpty && !message.incomplete {
                 attempts[message.arrival] = nil
@@ -269,26 +298,36 @@ extension IntakePipeline {
         for bundle in touched.sorted() { await onCommitted?(bundle) }
     }
 
-    /// Types one attachment, chooses its handler and describes its delivery; nil (logged) when no
-    /// handler claims it: the attachment is skipped, never quarantined with the mail.
+    /// What becomes of one attachment.
+    enum AttachmentRouting {
+        /// A handler claims it: this delivery.
+        case deliver(DocumentDelivery)
+        /// No handler claims it, or the one asked for is not a candidate (typed so).
+        case refused(TypeClassification, RoutingSnapshot.Refusal)
+        /// Its scratch file is gone (logged): it is made again when the message is read again.
+        case vanished
+    }
+
+    /// Types one attachment, chooses its handler (the one asked for, `pick`, when it is among the
+    /// candidates) and describes its delivery.
     func attachmentDelivery(
         _ attachment: MaildirAttachment, mailbox: String, messageKey: String, inbox: InboxConfiguration,
-        messagePath: String, reader: MaildirMessageReader, snapshot: RoutingSnapshot
-    ) -> DocumentDelivery? {
+        messagePath: String, reader: MaildirMessageReader, snapshot: RoutingSnapshot, pick: String? = nil
+    ) -> AttachmentRouting {
         let name = Array(attachment.temporaryName.utf8)
         guard let route = MaildirAttachmentRoute.route(attachment, scratch: reader.scratchNumber, engine: snapshot.engine, selector: snapshot.selector) else {
             logger.error("attachment scratch file vanished", metadata: ["path": "\(attachment.temporaryPath)"])
-            return nil
+            return .vanished
         }
         let file = route.file
         let classification = route.classification
-        guard let handler = route.handler else {
+        let handler: RegisteredHandler
+        switch pick.map({ snapshot.handler(for: classification, pick: $0) }) ?? route.handler.map(Result.success) ?? .failure(.noHandler) {
+        case .success(let chosen):
+            handler = chosen
+        case .failure(let refusal):
             file.closeDescriptor()
-            logger.warning("attachment skipped: no handler claims \(classification.contentType)", metadata: [
-                "message-id": "attachment-skipped", "path": "\(messagePath)", "part": "\(attachment.partPath)",
-                "name": "\(attachment.fileName)", "mime-type": "\(attachment.mimeType)",
-            ])
-            return nil
+            return .refused(classification, refusal)
         }
         var annotation = attachment.annotation
         annotation["mailbox"] = .string(mailbox)
@@ -301,7 +340,7 @@ extension IntakePipeline {
         delivery.fileName = attachment.fileName
         delivery.messageID = messageKey
         delivery.partPath = attachment.partPath
-        return delivery
+        return .deliver(delivery)
     }
 
     /// Moves a finished message from `new/` to `cur/` with the `S` flag, the way a mail client

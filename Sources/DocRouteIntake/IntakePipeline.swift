@@ -418,10 +418,13 @@ package actor IntakePipeline {
                 recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
             case .alreadyDelivered(let deliveryID):
                 attempts[arrivals[index]] = nil
-                logger.info("source delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "path": "\(delivery.sourcePath)"])
+                logger.info("source delivered before a crash removed now", metadata: [
+                    "delivery-id": "\(deliveryID)", "original-name": "\(delivery.originalName)", "path": "\(delivery.sourcePath)",
+                ])
             case .failed(let error):
                 logger.error("delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
                     "bundle-id": "\(delivery.bundleIdentifier)", "path": "\(delivery.sourcePath)", "code": "\(error.code)",
+                    "original-name": "\(delivery.originalName)",
                 ])
                 if error.isRetryable { scheduleRetry(arrivals[index]) }
             }
@@ -432,13 +435,17 @@ package actor IntakePipeline {
         for bundle in touched.sorted() { await onCommitted?(bundle) }
     }
 
-    /// Counts and logs one committed delivery (the journal's `delivered` message).
+    /// Counts and logs one committed delivery (the journal's `delivered` message), with where the
+    /// document came from and the name it came with.
     func recordCommitted(_ delivery: DocumentDelivery, deliveryID: String, finalPath: String) {
         deliveredCount += 1
         var metadata: Logger.Metadata = [
             "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
             "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
+            "original-name": "\(delivery.originalName)",
         ]
+        // A mail part's source is a scratch file: the message it came from says more.
+        if let message = delivery.messageID { metadata["mail-message-id"] = "\(message)" } else { metadata["source"] = "\(delivery.sourcePath)" }
         if let part = delivery.partPath { metadata["mail-part"] = "\(part)" }
         logger.info("delivered", metadata: metadata)
     }
@@ -450,9 +457,12 @@ package actor IntakePipeline {
             activity.quarantined(inbox: arrival.folder.inbox, reason: reason, arrival: arrival)
             logger.warning("quarantined: \(reason)", metadata: [
                 "message-id": "quarantined", "mailbox": "\(mailbox)", "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))",
+                "original-name": "\(InboxNames.display(arrival.name))",
             ])
         } catch {
-            logger.error("could not quarantine (\(reason)): \(error); will try again", metadata: ["path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))"])
+            logger.error("could not quarantine (\(reason)): \(error); will try again", metadata: [
+                "path": "\(arrival.folder.path)/\(InboxNames.display(arrival.name))", "original-name": "\(InboxNames.display(arrival.name))",
+            ])
             scheduleRetry(arrival)
         }
     }
@@ -469,8 +479,9 @@ package actor IntakePipeline {
         let outcome = await backend.deliver([delivery]).first
         delivery.source.closeDescriptor()
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
-        if case .committed = outcome {
-            countOpened()
+        if case .committed(let deliveryID, let finalPath, _, _)? = outcome {
+            // Counted and logged as an inbox's file is: the `delivered` line with its id and name.
+            recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
             await onCommitted?(delivery.bundleIdentifier)
         }
         return outcome
@@ -484,9 +495,9 @@ package actor IntakePipeline {
 
     /// The reason for a file nobody claims. A default cannot help (it only picks among handlers
     /// that claim the type), so the advice is a handler, then a release.
-    static func noHandlerReason(_ contentType: String, parents: String, package: Bool = false) -> String {
+    static func noHandlerReason(_ contentType: String, parents: String, package: Bool = false, mailPart: Bool = false) -> String {
         "no handler claims \(package ? "the package " : "")\(contentType) (conforms to \(parents)); install a handler whose Info.plist claims "
-            + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this file's path"
+            + "it or a type it conforms to (LSItemContentTypes), then run docroutectl quarantine release with this \(mailPart ? "entry" : "file")'s path"
     }
 
     /// Queues `arrival` again after a backoff (1 s doubling to 60 s), once it has been left alone

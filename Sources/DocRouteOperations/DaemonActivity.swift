@@ -243,11 +243,17 @@ package final class DaemonActivity: Sendable {
         textfile?.changed()
     }
 
-    /// `handler` acknowledged `deliveryID` (`handled` false: declined it).
-    package func acknowledged(_ handler: String, deliveryID: String, handled: Bool) {
+    /// `handler` acknowledged `deliveryID` (`handled` false: declined it). A decline is the
+    /// handler's last error in `status`, with how many it declined and the last one's name.
+    package func acknowledged(_ handler: String, deliveryID: String, handled: Bool, originalName: String = "") {
         let now = ContinuousClock.now
+        let date = handled ? nil : Date()
         let (latency, count) = state.withLock { state -> (Duration?, Int) in
             state.tally.acknowledged(handler, handled: handled)
+            if let date {
+                let declined = state.tally.counts[handler]?[.declined] ?? 1
+                state.lastError[handler] = ("declined \(declined) document\(declined == 1 ? "" : "s"), last \(originalName) at \(UTCTimestamp(date).rfc3339)", date)
+            }
             var latency: Duration?
             if let sent = state.sent.removeValue(forKey: deliveryID) {
                 latency = sent.at.duration(to: now)

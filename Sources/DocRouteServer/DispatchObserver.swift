@@ -5,8 +5,9 @@ package protocol DispatchObserver: Sendable {
     func subscribed(_ handler: String, pending: Int)
     /// An `openURL` went out for a delivery.
     func sent(_ handler: String, deliveryID: String)
-    /// The handler acknowledged a delivery (`handled` false: it declined it).
-    func acknowledged(_ handler: String, deliveryID: String, handled: Bool)
+    /// The handler acknowledged a delivery (`handled` false: it declined it); `originalName` is
+    /// the document's name as it came, for `status`'s `lastError` of a decline.
+    func acknowledged(_ handler: String, deliveryID: String, handled: Bool, originalName: String)
     /// The handler's connection ended with these deliveries sent and not acknowledged.
     func disconnected(_ handler: String, deliveryIDs: [String])
     /// Telling or launching the handler failed, and why.

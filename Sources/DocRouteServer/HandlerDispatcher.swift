@@ -21,8 +21,8 @@ package actor HandlerDispatcher {
         var bundleIdentifier: String
         /// The highest sequence sent on this connection.
         var lastSent: Int64 = 0
-        /// Delivery id to sequence, sent and not yet acknowledged.
-        var inFlight: [String: Int64] = [:]
+        /// Delivery id to what was sent, not yet acknowledged.
+        var inFlight: [String: InFlight] = [:]
         var pumping = false
         var repump = false
         /// Nothing but `subscribed` and then `launch` may go out first: until both are sent, a
@@ -31,6 +31,13 @@ package actor HandlerDispatcher {
         /// The last ledger read found fewer owed than there was room for: everything owed was
         /// sent, so a document committed now is worth a read even with less than a refill free.
         var caughtUp = false
+    }
+
+    /// One event sent and not yet acknowledged: its place in the commit order, and the document's
+    /// name for the acknowledgement's log line.
+    struct InFlight {
+        var sequence: Int64
+        var originalName: String
     }
 
     let store: any DeliveryStore
@@ -96,8 +103,10 @@ package actor HandlerDispatcher {
             if let first {
                 connection.send(.launch(first.event))
                 activity?.sent(handler.bundleIdentifier, deliveryID: first.event.deliveryID)
+                let name = Self.originalName(of: first.event)
+                logSent(first.event, as: "launch", name: name, bundleIdentifier: handler.bundleIdentifier)
                 subscriptions[key]?.lastSent = first.sequence
-                subscriptions[key]?.inFlight[first.event.deliveryID] = first.sequence
+                subscriptions[key]?.inFlight[first.event.deliveryID] = InFlight(sequence: first.sequence, originalName: name)
             } else {
                 connection.send(.plainLaunch)
             }
@@ -128,12 +137,16 @@ package actor HandlerDispatcher {
         // No copy of the subscription is held while its `inFlight` changes: a copy would make the
         // change copy the whole window's dictionary, once per acknowledgement.
         guard let key = subscriptions.first(where: { $0.value.connection == connection })?.key,
-              subscriptions[key]?.inFlight.removeValue(forKey: deliveryID) != nil,
+              let sent = subscriptions[key]?.inFlight.removeValue(forKey: deliveryID),
               let bundleIdentifier = subscriptions[key]?.bundleIdentifier
         else {
             return ProtocolError(code: .notFound, message: "no delivery '\(deliveryID)' is waiting for an acknowledgement on this connection", requestID: requestID)
         }
-        activity?.acknowledged(bundleIdentifier, deliveryID: deliveryID, handled: handled)
+        activity?.acknowledged(bundleIdentifier, deliveryID: deliveryID, handled: handled, originalName: sent.originalName)
+        // Each answer, so that the journal's entries of one delivery id tell its whole story.
+        logger.info(handled ? "acknowledged" : "declined", metadata: [
+            "delivery-id": "\(deliveryID)", "original-name": "\(sent.originalName)", "bundle-id": "\(bundleIdentifier)",
+        ])
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, handled: handled))
         if acknowledgementWriter == nil {
             acknowledgementWriter = Task { await self.writeAcknowledgements() }
@@ -186,6 +199,20 @@ package actor HandlerDispatcher {
 
     static func microseconds(_ duration: Duration) -> Int { Int(duration / .microseconds(1)) }
 
+    /// The document's name as it came (its annotation's `originalFilename`); a custom-scheme URL
+    /// is its own name.
+    static func originalName(of event: DocumentEvent) -> String {
+        if case .string(let name)? = event.annotation["originalFilename"] { return name }
+        return event.urlString
+    }
+
+    /// One line per event sent (`launch` or `openURL`), with the delivery id and the name.
+    func logSent(_ event: DocumentEvent, as kind: String, name: String, bundleIdentifier: String) {
+        logger.info("sent as \(kind)", metadata: [
+            "delivery-id": "\(event.deliveryID)", "original-name": "\(name)", "bundle-id": "\(bundleIdentifier)",
+        ])
+    }
+
     /// Free slots that make a ledger read worth it while events are still in flight.
     var refillSize: Int { max(1, window / 4) }
 
@@ -227,8 +254,10 @@ package actor HandlerDispatcher {
             for delivery in owed where delivery.sequence > subscriptions[key]!.lastSent {
                 connection.send(.openURL(delivery.event))
                 activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
+                let name = Self.originalName(of: delivery.event)
+                logSent(delivery.event, as: "openURL", name: name, bundleIdentifier: bundleIdentifier)
                 subscriptions[key]!.lastSent = delivery.sequence
-                subscriptions[key]!.inFlight[delivery.event.deliveryID] = delivery.sequence
+                subscriptions[key]!.inFlight[delivery.event.deliveryID] = InFlight(sequence: delivery.sequence, originalName: name)
             }
             subscriptions[key]!.caughtUp = owed.count < room
             if let started, !owed.isEmpty {

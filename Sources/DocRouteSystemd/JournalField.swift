@@ -44,6 +44,12 @@ package struct JournalField: Hashable, Sendable, Comparable, CustomStringConvert
     package static let docrouteBundleID = JournalField(unchecked: "DOCROUTE_BUNDLE_ID")
     /// The delivery concerned (metadata `delivery-id` or `deliveryID`).
     package static let docrouteDeliveryID = JournalField(unchecked: "DOCROUTE_DELIVERY_ID")
+    /// The name a document came with, before it was made safe (metadata `original-name`).
+    package static let docrouteOriginalName = JournalField(unchecked: "DOCROUTE_ORIGINAL_NAME")
+    /// A mail attachment's message: its Message-ID, or `maildir:<unique name>` (metadata `mail-message-id`).
+    package static let docrouteMailMessageID = JournalField(unchecked: "DOCROUTE_MAIL_MESSAGE_ID")
+    /// A mail attachment's IMAP part number (metadata `mail-part`).
+    package static let docrouteMailPart = JournalField(unchecked: "DOCROUTE_MAIL_PART")
     /// The mailbox a document arrived in (metadata `mailbox`).
     package static let docrouteMailbox = JournalField(unchecked: "DOCROUTE_MAILBOX")
     /// The file concerned (metadata `path`).
@@ -60,6 +66,9 @@ package struct JournalField: Hashable, Sendable, Comparable, CustomStringConvert
         "BUNDLE_ID": .docrouteBundleID,
         "BUNDLE_IDENTIFIER": .docrouteBundleID,
         "DELIVERY_ID": .docrouteDeliveryID,
+        "ORIGINAL_NAME": .docrouteOriginalName,
+        "MAIL_MESSAGE_ID": .docrouteMailMessageID,
+        "MAIL_PART": .docrouteMailPart,
         "MAILBOX": .docrouteMailbox,
         "PATH": .docroutePath,
     ]

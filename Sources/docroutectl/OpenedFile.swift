@@ -7,8 +7,8 @@ import Glibc
 /// A file `docroutectl open` opened as the user, to pass its descriptor to docrouted.
 struct OpenedFile {
     let descriptor: Int32
-    /// The file name docrouted types the document by.
-    let name: String
+    /// The file name docrouted types the document by (the path's last component unless changed).
+    var name: String
 
     /// Opens the file a `file://` URL names, read-only. `O_NONBLOCK` keeps a FIFO from blocking
     /// the open; docrouted refuses anything but a regular file and says so.

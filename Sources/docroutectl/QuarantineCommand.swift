@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRouteClient
 import DocRouteConfiguration
 import DocRouteHandlers
 import DocRouteIntake
@@ -10,7 +11,8 @@ import SystemPackage
 import Glibc
 #endif
 
-/// `docroutectl quarantine list|release`: the files docrouted set aside, and putting them back.
+/// `docroutectl quarantine list|release`: the files and mail attachments docrouted set aside, and
+/// delivering them.
 struct QuarantineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quarantine",
@@ -19,59 +21,109 @@ struct QuarantineCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Each quarantined file with its reason, age, mailbox and inbox.",
-            discussion: "Reads quarantine_directory of the configuration; --json prints one JSON array.")
+            abstract: "Each quarantined file with its reason, age, mailbox and inbox, and each mail attachment nobody claims.",
+            discussion: """
+                Reads quarantine_directory of the configuration; --json prints one JSON array. A mail \
+                attachment that no handler claims is listed as a part of its message (message ID, IMAP \
+                part number, file name, type, reason): its entry (<name>.mailpart) names the message, \
+                whose bytes stay in the Maildir, read or unread, where a mail client finds it.
+                """)
         @OptionGroup var options: HandlerOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             let configuration = try options.configuration()
-            let files = try QuarantinedFile.all(in: configuration.quarantineDirectory)
+            let entries = try QuarantinedFile.all(in: configuration.quarantineDirectory)
             if json {
-                try JSONOutput.print(files.map { file -> [String: Any] in
-                    [
+                try JSONOutput.print(entries.map { file -> [String: Any] in
+                    var object: [String: Any] = [
                         "path": file.path, "mailbox": file.mailbox, "reason": file.reason,
+                        "kind": file.mailPart == nil ? "file" : "mail-part",
                         "inbox": JSONOutput.orNull(file.inbox(in: configuration)?.path),
                         "contentType": JSONOutput.orNull(file.contentType), "from": JSONOutput.orNull(file.origin),
                         "quarantinedAt": JSONOutput.orNull(file.quarantinedAt.map { $0.formatted(.iso8601) }),
                         "ageSeconds": file.quarantinedAt.map { Int(Date().timeIntervalSince($0)) } as Any? ?? NSNull(),
                         "size": file.size,
                     ]
+                    if let part = file.mailPart {
+                        object["messageID"] = part.messageID
+                        object["partPath"] = part.partPath
+                        object["fileName"] = part.fileName
+                        object["mimeType"] = part.mimeType
+                        object["message"] = JSONOutput.orNull(part.messagePath())
+                    }
+                    return object
                 })
                 return
             }
-            guard !files.isEmpty else {
+            guard !entries.isEmpty else {
                 print("nothing in quarantine (\(configuration.quarantineDirectory))")
                 return
             }
-            var rows = [["FILE", "AGE", "MAILBOX", "INBOX", "REASON"]]
-            for file in files {
-                rows.append([file.path, QuarantinedFile.age(since: file.quarantinedAt), file.mailbox,
-                             file.inbox(in: configuration)?.path ?? "-", file.reason])
+            let files = entries.filter { $0.mailPart == nil }
+            let parts = entries.filter { $0.mailPart != nil }
+            if !files.isEmpty {
+                var rows = [["FILE", "AGE", "MAILBOX", "INBOX", "REASON"]]
+                for file in files {
+                    rows.append([file.path, QuarantinedFile.age(since: file.quarantinedAt), file.mailbox,
+                                 file.inbox(in: configuration)?.path ?? "-", file.reason])
+                }
+                TablePrinter.print(rows)
             }
-            TablePrinter.print(rows)
-            print("\n\(files.count) file\(files.count == 1 ? "" : "s") in \(configuration.quarantineDirectory); docroutectl quarantine release PATH|--all puts them back once a handler claims them")
+            if !parts.isEmpty {
+                if !files.isEmpty { print("") }
+                print("mail attachments nobody claims (their bytes stay in their messages):")
+                var rows = [["ENTRY", "AGE", "MAILBOX", "MESSAGE-ID", "PART", "NAME", "TYPE", "REASON"]]
+                for file in parts {
+                    guard let part = file.mailPart else { continue }
+                    rows.append([file.path, QuarantinedFile.age(since: file.quarantinedAt), part.mailbox, part.messageID,
+                                 part.partPath, part.fileName, part.mimeType, file.reason])
+                }
+                TablePrinter.print(rows)
+            }
+            var counts: [String] = []
+            if !files.isEmpty { counts.append("\(files.count) file\(files.count == 1 ? "" : "s")") }
+            if !parts.isEmpty { counts.append("\(parts.count) mail attachment\(parts.count == 1 ? "" : "s")") }
+            print("\n\(counts.joined(separator: " and ")) in \(configuration.quarantineDirectory); docroutectl quarantine release PATH|--all delivers them once a handler claims them, release --to BUNDLE_ID PATH to a handler of your choice")
         }
     }
 
-    struct Release: ParsableCommand {
+    struct Release: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Put quarantined files back into their inbox, for docrouted to deliver.",
+            abstract: "Deliver quarantined files and mail attachments once a handler claims them, or to a handler you pick.",
             discussion: """
-                Each file goes back to the inbox and mailbox it came from (renamed in, as a careful \
+                A file goes back to the inbox and mailbox it came from (renamed in, as a careful \
                 sender does), only when a handler now claims it (docroutectl route shows which); its \
-                .reason file is removed. A file nobody claims yet, or that is not a regular file, stays \
-                and is named. Exits 1 when any file stayed.
+                .reason file is removed. A mail attachment (an entry ending in .mailpart) is delivered \
+                by docrouted, which reads its message again from the Maildir and delivers just that part \
+                (the ledger's record of delivered parts keeps it from arriving twice); its entry is \
+                removed. That needs docrouted running, and root or its admin_group.
+
+                --to BUNDLE_ID sends one quarantined file or attachment to that handler, which must be \
+                one of its Open In… candidates (docroutectl open --list shows them for a file); \
+                otherwise docrouted's refusal names the candidates. A file goes by the same `open` \
+                request as docroutectl open --with, passed as an open descriptor; once delivered it \
+                and its .reason file are removed.
+
+                Anything nobody claims yet, or that is not a regular file, stays and is named. Exits 1 \
+                when anything stayed.
                 """)
         @OptionGroup var options: HandlerOptions
-        @Flag(help: "Release every quarantined file that a handler claims now.") var all = false
-        @Argument(help: "Quarantined files (as quarantine list prints them).") var paths: [String] = []
+        @Option(help: ArgumentHelp("docrouted's socket, for mail attachments and --to (default: $DOCROUTE_SOCKET, else socket of the configuration).", valueName: "path"))
+        var socket: String?
+        @Option(name: .customLong("to"), help: ArgumentHelp("Send the one file or attachment named to this handler, one of its Open In… candidates.", valueName: "bundle-id"))
+        var bundleIdentifier: String?
+        @Flag(help: "Release every quarantined file and attachment that a handler claims now.") var all = false
+        @Argument(help: "Quarantined files and mail attachment entries (as quarantine list prints them).") var paths: [String] = []
 
         func validate() throws {
             guard all != !paths.isEmpty else { throw ValidationError("give the quarantined files' paths, or --all") }
+            if bundleIdentifier != nil && (all || paths.count != 1) {
+                throw ValidationError("--to sends one file: give exactly one quarantined path, without --all")
+            }
         }
 
-        func run() throws {
+        func run() async throws {
             let configuration = try options.configuration()
             let quarantine = (configuration.quarantineDirectory as NSString).standardizingPath
             var files: [QuarantinedFile] = []
@@ -90,19 +142,30 @@ struct QuarantineCommand: ParsableCommand {
                 }
                 files.append(QuarantinedFile.read(absolute, mailbox: (folder as NSString).lastPathComponent))
             }
-            let registry = try options.registry()
-            let selector = HandlerSelector(registry: registry, defaults: try options.defaults())
-            let engine = TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin())
+            var daemon = ReleaseConnection(socket: socket, options: options, quarantine: configuration.quarantineDirectory)
             var kept = 0
+            var local: (selector: HandlerSelector, engine: TypeEngine)?
             for file in files {
                 do {
-                    let (target, handler) = try release(file, configuration: configuration, selector: selector, engine: engine)
-                    print("released \(file.path) → \(target) (for \(handler))")
+                    if file.mailPart != nil {
+                        print(try await daemon.releasePart(file, to: bundleIdentifier))
+                    } else if let bundleIdentifier {
+                        print(try await daemon.send(file, to: bundleIdentifier))
+                    } else {
+                        if local == nil {
+                            let registry = try options.registry()
+                            local = (HandlerSelector(registry: registry, defaults: try options.defaults()),
+                                     TypeEngine(catalog: registry.catalog, mimeDatabase: MIMEDatabase.loadSystemOrBuiltin()))
+                        }
+                        let (target, handler) = try release(file, configuration: configuration, selector: local!.selector, engine: local!.engine)
+                        print("released \(file.path) → \(target) (for \(handler))")
+                    }
                 } catch {
                     kept += 1
                     StandardStreams.error("kept \(file.path): \(error)")
                 }
             }
+            await daemon.close()
             if kept > 0 { throw ExitCode.failure }
         }
 

@@ -1,12 +1,14 @@
 import DocRouteConfiguration
 import DocRouteIntake
+import DocRouteMaildir
 import DocRoutePlatform
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One file in `<quarantine_directory>/<mailbox>/`, with what its `.reason` file says.
+/// One file in `<quarantine_directory>/<mailbox>/`, with what its `.reason` file says, or one mail
+/// attachment nobody claims, recorded as an entry naming its message (``QuarantinedMailPart``).
 struct QuarantinedFile {
     var path: String
     var mailbox: String
@@ -17,6 +19,8 @@ struct QuarantinedFile {
     var origin: String?
     var size: Int64
     var isRegularFile: Bool
+    /// For a mail attachment: its entry (the attachment's bytes stay in the message).
+    var mailPart: QuarantinedMailPart?
 
     /// Every quarantined file under `directory`, oldest first.
     static func all(in directory: String) throws(CtlError) -> [QuarantinedFile] {
@@ -38,7 +42,8 @@ struct QuarantinedFile {
         return files.sorted { ($0.quarantinedAt ?? .distantPast) < ($1.quarantinedAt ?? .distantPast) }
     }
 
-    /// The file at `path` and its reason.
+    /// The file at `path` and its reason; a mail part entry (a `.mailpart` file without a reason
+    /// beside it that reads as one) with what it records.
     static func read(_ path: String, mailbox: String) -> QuarantinedFile {
         var info = stat()
         let found = lstat(path, &info) == 0
@@ -46,6 +51,16 @@ struct QuarantinedFile {
             path: path, mailbox: mailbox, reason: "no .reason file beside it", contentType: nil, quarantinedAt: nil, origin: nil,
             size: found ? Int64(info.st_size) : 0, isRegularFile: found && (info.st_mode & S_IFMT) == S_IFREG)
         let reasonPath = path + SandboxName.quarantineReasonSuffix
+        if file.isRegularFile, path.hasSuffix(QuarantinedMailPart.suffix), info.st_size <= QuarantinedMailPart.maximumEntrySize,
+           lstat(reasonPath, &info) != 0, let bytes = FileManager.default.contents(atPath: path), let entry = QuarantinedMailPart.decode(bytes) {
+            file.mailPart = entry
+            file.reason = entry.reason
+            file.contentType = entry.contentType
+            file.quarantinedAt = try? Date(entry.quarantinedAt, strategy: .iso8601)
+            file.size = entry.size
+            file.origin = entry.messagePath() ?? entry.maildir + "/" + entry.messageFolder(MaildirLayout.curFolder) + "/" + entry.messageName
+            return file
+        }
         guard let text = try? String(contentsOfFile: reasonPath, encoding: .utf8) else { return file }
         let lines = text.split(separator: "\n").map(String.init)
         if var first = lines.first {
@@ -66,6 +81,11 @@ struct QuarantinedFile {
             file.quarantinedAt = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
         }
         return file
+    }
+
+    /// The name it came with: a mail part's file name, else the last part of where it was found.
+    var originalName: String {
+        mailPart?.fileName ?? origin.map { ($0 as NSString).lastPathComponent } ?? (path as NSString).lastPathComponent
     }
 
     /// The configured inbox it came from: the one whose path holds `origin`; without an origin,
@@ -89,5 +109,20 @@ struct QuarantinedFile {
         case ..<86_400: return "\(seconds / 3600) h"
         default: return "\(seconds / 86_400) d"
         }
+    }
+}
+
+extension QuarantinedMailPart {
+    /// Where the message is now: `cur/<unique>:2,<flags>` (whatever flags a mail client gave it),
+    /// or still `new/<unique>`; nil when it is in neither.
+    func messagePath() -> String? {
+        for leaf in [MaildirLayout.curFolder, MaildirLayout.newFolder] {
+            let folder = maildir + "/" + messageFolder(leaf)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            if let name = names.first(where: { MaildirMessageName.unique(Array($0.utf8)) == Array(messageName.utf8) }) {
+                return folder + "/" + name
+            }
+        }
+        return nil
     }
 }

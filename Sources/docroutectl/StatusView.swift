@@ -50,7 +50,7 @@ struct StatusView {
 
     var handlerTable: [String] {
         let ledger = report.extra["ledger"]?.objectValue ?? [:]
-        var rows = [["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY", "LAST ERROR"]]
+        var rows = [["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY", "DECLINED", "LAST ERROR"]]
         for handler in report.handlers.sorted(by: { $0.bundleIdentifier < $1.bundleIdentifier }) {
             let today = handler.extra["deliveredToday"]?.integerValue
                 ?? ledger[handler.bundleIdentifier]?.objectValue?["deliveredToday"]?.integerValue
@@ -58,10 +58,12 @@ struct StatusView {
                 handler.bundleIdentifier, handler.subscribed ? "yes" : "no", Self.grouped(Int64(handler.pending)),
                 handler.extra["inFlight"]?.integerValue.map(Self.grouped) ?? "-",
                 today.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
+                // Documents the handler answered with handled:false, as the ledger counts them.
+                ledger[handler.bundleIdentifier]?.objectValue?["declined"]?.integerValue.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
                 handler.extra["lastError"]?.stringValue.map { Self.clipped($0, to: 72) } ?? "-",
             ])
         }
-        if report.handlers.isEmpty { rows.append(["(no handlers registered)", "", "", "", "", ""]) }
+        if report.handlers.isEmpty { rows.append(["(no handlers registered)", "", "", "", "", "", ""]) }
         return Self.table(rows)
     }
 

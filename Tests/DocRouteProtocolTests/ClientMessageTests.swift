@@ -29,8 +29,8 @@ import Testing
             // `{"type":"status","id":"3",…}` and the candidates reply are the daemon's, elided.
             clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…") && !example.contains(#""candidates":["#)
         }
-        // hello, subscribe, ack, two opens, the descriptor open, candidates, status.
-        #expect(examples.count == 8)
+        // hello, subscribe, ack, two opens, the descriptor open, candidates, status; release (proposal).
+        #expect(examples.count == 9)
         for example in examples {
             let message = try ClientMessage(decoding: bytes(example))
             #expect(text(message.encodedLine()) == example + "\n")
@@ -56,6 +56,18 @@ import Testing
             #expect { try ClientMessage(decoding: bytes(bad)) } throws: { error in
                 (error as? ProtocolError).map { $0.code == .badRequest && $0.requestID == "9" } ?? false
             }
+        }
+    }
+
+    @Test func releaseNamesAQuarantineEntryAndOptionallyAHandler() throws {
+        let line = #"{"type":"release","id":"5","path":"/var/spool/docroute/quarantine/INBOX/1700000001.M2P1.host_part2.mailpart","bundleIdentifier":"org.example.viewer"}"#
+        let message = try ClientMessage(decoding: bytes(line))
+        #expect(message == .release(id: "5", path: "/var/spool/docroute/quarantine/INBOX/1700000001.M2P1.host_part2.mailpart", bundleIdentifier: "org.example.viewer"))
+        #expect(message.type == "release" && message.id == "5" && !message.carriesDescriptor)
+        #expect(text(message.encodedLine()) == line + "\n")
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"release","path":"/q/INBOX/a.mailpart"}"#)) == .release(id: nil, path: "/q/INBOX/a.mailpart"))
+        #expect { try ClientMessage(decoding: bytes(#"{"type":"release","id":"9"}"#)) } throws: { error in
+            (error as? ProtocolError).map { $0.code == .badRequest && $0.requestID == "9" } ?? false
         }
     }
 
@@ -101,7 +113,7 @@ import Testing
         BadLine(#"{"type":7,"id":"5"}"#, "field 'type' must be a string, found integer", id: "5"),
         BadLine(
             #"{"type":"launch","id":"6"}"#,
-            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, candidates, status", id: "6"),
+            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, candidates, status, release", id: "6"),
         BadLine(#"{"type":"subscribe","id":"7"}"#, "'subscribe' is missing field 'bundleIdentifier'", id: "7"),
         BadLine(
             #"{"type":"subscribe","id":"8","bundleIdentifier":42}"#,

@@ -66,13 +66,14 @@ import Testing
         let examples = try inlineMessageExamples()
         for expected in [
             #"{"type":"opened","id":"2","deliveryID":"…","bundleIdentifier":"…","contentType":"…"}"#,
+            #"{"type":"released","id":"5","path":"…","deliveryID":"…","bundleIdentifier":"…","contentType":"…"}"#,
         ] {
             #expect(examples.contains(expected))
             #expect(text(try DaemonMessage(decoding: bytes(expected)).encodedLine()) == expected + "\n")
         }
         // The contract elides the feature list (`[…]`); the fields and their order are these.
         #expect(examples.contains(#"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…],"descriptorSocket":"docroute.fd.sock"}"#))
-        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor"],"descriptorSocket":"docroute.fd.sock"}"#
+        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor","release"],"descriptorSocket":"docroute.fd.sock"}"#
         let message = DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION", features: ProtocolFeature.allCases.map(\.rawValue),
                                             descriptorSocket: "docroute.fd.sock")
         #expect(text(message.encodedLine()) == welcome + "\n")
@@ -114,6 +115,8 @@ import Testing
                 handlers: [HandlerStatus(bundleIdentifier: "b", subscribed: true, pending: 2, extra: ["uid": 1000])],
                 inboxes: [InboxStatus(path: "/srv/inbox", mailboxes: ["Mail", "Shared"])],
                 extra: ["daemon": "docrouted/0.1", "uptimeSeconds": 12.5]),
+            .released(id: "5", path: "/q/INBOX/a_part2.mailpart", deliveryID: "d", bundleIdentifier: "b", contentType: "public.data"),
+            .released(id: "6", path: "/q/INBOX/a_part2.mailpart", deliveryID: nil, bundleIdentifier: nil, contentType: nil),
             .error(id: "4", code: .notFound, message: "no delivery \"x\"\nis pending"),
             .error(id: nil, code: .internal, message: "disk full"),
         ]

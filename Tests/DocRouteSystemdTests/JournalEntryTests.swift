@@ -47,9 +47,31 @@ import Testing
         ("deliveryID", "DOCROUTE_DELIVERY_ID"),
         ("mailbox", "DOCROUTE_MAILBOX"),
         ("path", "DOCROUTE_PATH"),
+        ("original-name", "DOCROUTE_ORIGINAL_NAME"),
+        ("mail-message-id", "DOCROUTE_MAIL_MESSAGE_ID"),
+        ("mail-part", "DOCROUTE_MAIL_PART"),
     ])
     func docrouteKeysBecomeDocrouteFields(key: String, field: String) {
         #expect(JournalField(metadataKey: key).name == field)
+    }
+
+    /// A document's log lines carry these keys, so `journalctl DOCROUTE_DELIVERY_ID=…` finds each
+    /// line of its story, and each names the document as it came.
+    @Test func aDocumentLineBecomesItsDeliveryIDAndOriginalNameFields() {
+        let entry = JournalEntry(
+            level: .info, message: "acknowledged",
+            metadata: [
+                "delivery-id": "1f0c8a52-8e0e-4a55-9d55-4a1f5e2b7c01", "original-name": "1abc.pdb",
+                "bundle-id": "com.sunsetlakesoftware.molecules", "mail-message-id": "<sheet@example.org>", "mail-part": "2",
+            ],
+            file: "f", function: "g", line: 1, syslogIdentifier: "docrouted")
+        #expect(entry[.docrouteDeliveryID] == ["1f0c8a52-8e0e-4a55-9d55-4a1f5e2b7c01"])
+        #expect(entry[.docrouteOriginalName] == ["1abc.pdb"])
+        #expect(entry.assignments.contains("DOCROUTE_DELIVERY_ID=1f0c8a52-8e0e-4a55-9d55-4a1f5e2b7c01"))
+        #expect(entry.assignments.contains("DOCROUTE_ORIGINAL_NAME=1abc.pdb"))
+        #expect(entry.assignments.contains("DOCROUTE_MAIL_MESSAGE_ID=<sheet@example.org>"))
+        #expect(entry.assignments.contains("DOCROUTE_MAIL_PART=2"))
+        #expect(entry.assignments.allSatisfy { JournalField.isValid(String($0.prefix { $0 != "=" })) })
     }
 
     @Test func docrouteFieldConstantsHaveTheDocumentedNames() {

@@ -186,7 +186,7 @@ import Glibc
         #expect(countAll() == total, "attachments delivered again after the restart")
     }
 
-    @Test func aMessageWithNoClaimedAttachmentIsStillMarkedReadAndMalformedMailStays() throws {
+    @Test func aMessageWithAnUnclaimedAttachmentIsStillMarkedReadAndMalformedMailStays() throws {
         let (harness, maildir) = try Self.harness(catchAll: false)
         defer { harness.remove() }
         // Waiting before the daemon starts: the start-up scan takes them.
@@ -223,7 +223,8 @@ import Glibc
         try Data(body.utf8).write(to: URL(fileURLWithPath: spreadsheetOnly))
         try harness.start()
         #expect(harness.waitFor(maildir + "/cur/1700000001.M2P1.host:2,S"), "\(harness.daemonLog)")
-        // The PDF arrives under a safe name; the unclaimed part is skipped and logged, not quarantined.
+        // The PDF arrives under a safe name; the part nobody claims is recorded in the quarantine as
+        // a part of its message (which is read all the same: a mail client reads cur/ too).
         let pdfs = Self.delivered(harness, mailbox: "INBOX")
         #expect(pdfs.count == 1)
         // "../../etc/report.pdf" never acts as a path: the copy sits in the mailbox folder itself.
@@ -231,8 +232,8 @@ import Glibc
         #expect(URL(fileURLWithPath: copy).deletingLastPathComponent().path == harness.containers + "/org.docroute.pdfviewer/Documents/Inbox/INBOX")
         #expect(copy.hasSuffix("report.pdf") && !URL(fileURLWithPath: copy).lastPathComponent.contains(".."), "\(copy)")
         #expect(pdfs.first?.bytes == Data(base64Encoded: "JVBERi0xLjQKJcOkw7zDtsOfCg=="))
-        #expect(harness.daemonLog.contains("attachment skipped: no handler claims"))
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: harness.quarantine)) ?? []).isEmpty)
+        #expect(harness.daemonLog.contains("attachment quarantined (its bytes stay in the message): no handler claims"))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: harness.quarantine + "/INBOX")) ?? []) == ["1700000001.M2P1.host_part2.mailpart"])
         // The empty message is left in new/, reported once even after a rescan.
         #expect(FileManager.default.fileExists(atPath: empty))
         Thread.sleep(forTimeInterval: 0.5)

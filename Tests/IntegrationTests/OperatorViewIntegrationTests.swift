@@ -139,9 +139,9 @@ import Glibc
         #expect(human.status == 0, "\(human.error)")
         let rows = human.output.split(separator: "\n").map(String.init)
         let header = try #require(rows.first { $0.hasPrefix("HANDLER") })
-        #expect(header.contains("DELIVERED TODAY") && header.contains("LAST ERROR"), "\(human.output)")
+        #expect(header.contains("DELIVERED TODAY") && header.contains("DECLINED") && header.contains("LAST ERROR"), "\(human.output)")
         let moleculesRow = rows.first { $0.hasPrefix(Self.molecules) }?.split(separator: " ").map(String.init) ?? []
-        #expect(moleculesRow == [Self.molecules, "no", "2", "0", "2", "-"], "\(human.output)")
+        #expect(moleculesRow == [Self.molecules, "no", "2", "0", "2", "0", "-"], "\(human.output)")
         #expect(rows.first { $0.hasPrefix(Self.textviewer) }?.contains("no-such-sandbox") == true, "\(human.output)")
         #expect(rows.contains { $0.hasPrefix("INBOX") && $0.contains("WAITING") && $0.contains("QUARANTINED") }, "\(human.output)")
         let inboxRow = rows.first { $0.hasPrefix(harness.inbox) }?.split(separator: " ").map(String.init) ?? []

@@ -49,6 +49,26 @@ public struct OpenedDocument: Sendable, Hashable {
     }
 }
 
+/// The daemon's `released` reply: a quarantined mail attachment delivered from its message.
+public struct ReleasedPart: Sendable, Hashable {
+    /// The quarantine entry, now removed.
+    public var path: String
+    /// The new delivery; `nil` when the ledger had the part delivered already.
+    public var deliveryID: String?
+    /// The handler it went to; `nil` when it was delivered already.
+    public var bundleIdentifier: String?
+    /// The attachment's type; `nil` when it was delivered already.
+    public var contentType: String?
+
+    /// Creates a released reply.
+    public init(path: String, deliveryID: String?, bundleIdentifier: String?, contentType: String?) {
+        self.path = path
+        self.deliveryID = deliveryID
+        self.bundleIdentifier = bundleIdentifier
+        self.contentType = contentType
+    }
+}
+
 /// The daemon's `status` reply.
 public struct StatusReport: Sendable, Hashable {
     /// Every registered handler.

@@ -164,7 +164,7 @@ public actor DocRouteConnection {
             } else {
                 eventSink.yield(.daemonError(error))
             }
-        case .welcome, .subscribed, .opened, .candidates, .status:
+        case .welcome, .subscribed, .opened, .candidates, .status, .released:
             guard let id = message.id, replies[id] != nil else {
                 logger.debug("ignoring a reply to no pending request", metadata: ["type": "\(message.type)"])
                 return
@@ -394,6 +394,15 @@ public actor DocRouteConnection {
         let reply = try await request { id in .status(id: id) }
         guard case .status(_, let handlers, let inboxes, let extra) = reply else { throw unexpected(reply, for: "status") }
         return StatusReport(handlers: handlers, inboxes: inboxes, extra: extra)
+    }
+
+    /// Asks the daemon to deliver a quarantined mail attachment from its message (feature
+    /// `release`): `path` is its quarantine entry; with `bundleIdentifier`, to that handler, which
+    /// must be one of the part's candidates. For root and the admin group.
+    public func release(quarantineEntry path: String, bundleIdentifier: String? = nil) async throws(DocRouteClientError) -> ReleasedPart {
+        let reply = try await request { id in .release(id: id, path: path, bundleIdentifier: bundleIdentifier) }
+        guard case .released(_, let path, let deliveryID, let bundle, let contentType) = reply else { throw unexpected(reply, for: "release") }
+        return ReleasedPart(path: path, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: contentType)
     }
 
     private func unexpected(_ reply: DaemonMessage, for request: String) -> DocRouteClientError {

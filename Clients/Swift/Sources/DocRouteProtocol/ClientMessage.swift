@@ -20,15 +20,20 @@ public enum ClientMessage: Sendable, Hashable {
     case candidatesDescriptor(id: String?, name: String)
     /// Ask for the daemon's status.
     case status(id: String?)
+    /// Deliver a quarantined mail attachment from its message (feature `release`): `path` is the
+    /// quarantine entry `docroutectl quarantine list` shows; with `bundleIdentifier`, to that
+    /// handler, which must be one of the part's Open In… candidates. For root and the admin group.
+    case release(id: String?, path: String, bundleIdentifier: String? = nil)
 
     /// The `type` strings clients may send.
-    public static let types = ["hello", "subscribe", "ack", "open", "candidates", "status"]
+    public static let types = ["hello", "subscribe", "ack", "open", "candidates", "status", "release"]
 
     /// The request `id`, if the message carries one.
     public var id: String? {
         switch self {
         case .hello(_, let id), .subscribe(let id, _), .ack(_, _, let id), .open(let id, _, _, _),
-            .openDescriptor(let id, _, _, _), .candidates(let id, _), .candidatesDescriptor(let id, _), .status(let id):
+            .openDescriptor(let id, _, _, _), .candidates(let id, _), .candidatesDescriptor(let id, _), .status(let id),
+            .release(let id, _, _):
             id
         }
     }
@@ -42,6 +47,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .open, .openDescriptor: "open"
         case .candidates, .candidatesDescriptor: "candidates"
         case .status: "status"
+        case .release: "release"
         }
     }
 }
@@ -77,6 +83,8 @@ extension ClientMessage {
             }
         case "status":
             self = .status(id: id)
+        case "release":
+            self = .release(id: id, path: try object.string("path"), bundleIdentifier: try object.optionalString("bundleIdentifier"))
         default:
             throw object.unknownType(expected: Self.types)
         }
@@ -112,6 +120,9 @@ extension ClientMessage {
             writer.field("name", name)
         case .status:
             break
+        case .release(_, let path, let bundleIdentifier):
+            writer.field("path", path)
+            writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
         }
         writer.endObject()
         return writer.line()

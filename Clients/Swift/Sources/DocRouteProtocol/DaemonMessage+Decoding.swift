@@ -55,6 +55,10 @@ extension DaemonMessage {
             }
             let extra = object.members.filter { !Self.statusFieldNames.contains($0.key) }
             self = .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)
+        case "released":
+            self = .released(
+                id: id, path: try object.string("path"), deliveryID: try object.optionalString("deliveryID"),
+                bundleIdentifier: try object.optionalString("bundleIdentifier"), contentType: try object.optionalString("contentType"))
         case "error":
             let codeText = try object.string("code")
             let message = try object.string("message")

@@ -55,6 +55,12 @@ extension DaemonMessage {
             writer.field("deliveryID", deliveryID)
             writer.field("bundleIdentifier", bundleIdentifier)
             writer.field("contentType", ifPresent: contentType)
+        case .released(let id, let path, let deliveryID, let bundleIdentifier, let contentType):
+            writer.field("id", ifPresent: id)
+            writer.field("path", path)
+            writer.field("deliveryID", ifPresent: deliveryID)
+            writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
+            writer.field("contentType", ifPresent: contentType)
         case .candidates(let id, let contentType, let candidates):
             writer.field("id", ifPresent: id)
             writer.field("contentType", ifPresent: contentType)

@@ -19,6 +19,10 @@ public enum DaemonMessage: Sendable, Hashable {
     /// Reply to `status`. `extra` holds any further top-level fields for operators; it never
     /// replaces `type`, `id`, `handlers` or `inboxes`.
     case status(id: String?, handlers: [HandlerStatus], inboxes: [InboxStatus], extra: [String: JSONValue] = [:])
+    /// Reply to `release`: the quarantined part at `path` was delivered (`deliveryID`, to
+    /// `bundleIdentifier`, typed `contentType`), or all three are absent when the ledger had it
+    /// delivered already. Either way its entry is gone.
+    case released(id: String?, path: String, deliveryID: String?, bundleIdentifier: String?, contentType: String?)
     /// A failed request, or a line the daemon could not read.
     case error(id: String?, code: ErrorCode, message: String)
 
@@ -31,7 +35,7 @@ public enum DaemonMessage: Sendable, Hashable {
     }
 
     /// The `type` strings the daemon sends.
-    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "candidates", "status", "error"]
+    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "candidates", "status", "released", "error"]
 
     /// The message's `type` field.
     public var type: String {
@@ -43,6 +47,7 @@ public enum DaemonMessage: Sendable, Hashable {
         case .opened: "opened"
         case .candidates: "candidates"
         case .status: "status"
+        case .released: "released"
         case .error: "error"
         }
     }
@@ -51,7 +56,7 @@ public enum DaemonMessage: Sendable, Hashable {
     public var id: String? {
         switch self {
         case .welcome(_, _, let id, _, _), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
-            .candidates(let id, _, _), .error(let id, _, _):
+            .candidates(let id, _, _), .released(let id, _, _, _, _), .error(let id, _, _):
             id
         case .launch, .openURL:
             nil

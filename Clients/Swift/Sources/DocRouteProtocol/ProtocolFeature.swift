@@ -7,4 +7,6 @@ public enum ProtocolFeature: String, Sendable, Hashable, CaseIterable {
     case openWith = "open-with"
     /// `open` and `candidates` with `"descriptor":true` and a descriptor passed with `SCM_RIGHTS`.
     case openDescriptor = "open-descriptor"
+    /// The `release` request: a quarantined mail attachment delivered from its message.
+    case release = "release"
 }
