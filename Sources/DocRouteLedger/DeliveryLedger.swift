@@ -19,7 +19,7 @@ import Glibc
 ///
 /// All methods block on SQLite; call them from a thread that may block. They throw
 /// ``DeliveryError`` (`ledger`, or `noSpace` when the disk is full).
-package final class DeliveryLedger: Sendable {
+package final class DeliveryLedger: Ledger {
     /// The database file.
     package let path: FilePath
     let pool: DatabasePool
@@ -210,7 +210,7 @@ package final class DeliveryLedger: Sendable {
         switch (error as? DatabaseError)?.resultCode {
         case .SQLITE_FULL?: code = .noSpace
         case .SQLITE_READONLY?: code = .readOnly
-        default: code = .ledger
+        default: return DeliveryError.wrapping(doing, error, file: file, line: line)
         }
         return DeliveryError(
             code: code,
@@ -229,6 +229,26 @@ package final class DeliveryLedger: Sendable {
     func read<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// ``write(_:file:line:_:)`` for async callers: on GRDB's writer, the caller suspended.
+    func writeAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
+                                 _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// ``read(_:file:line:_:)`` for async callers: on one of GRDB's readers, the caller suspended.
+    func readAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
+                                _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
         } catch {
             throw reported(Self.ledgerError(doing, error, file: file, line: line))
         }
@@ -258,32 +278,36 @@ package final class DeliveryLedger: Sendable {
     /// first: what it is owed, in the order the copies were committed. Only what an event needs
     /// is read (``PendingEvent``): the dispatcher reads this once per quarter window.
     package func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int) throws -> [PendingEvent] {
-        try read("read pending deliveries") { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT \(PendingEvent.columns) FROM delivery
-                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
-                ORDER BY sequence LIMIT ?
-                """)
-            let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
-            var events: [PendingEvent] = []
-            while let row = try rows.next() {
-                let kindText: String = row[2]
-                guard let kind = LedgerRecord.Kind(rawValue: kindText) else {
-                    throw DeliveryError(code: .ledger, message: "The ledger row of \((row[1] as String).debugDescription) has kind \(kindText.debugDescription), which this docrouted does not know.")
-                }
-                events.append(PendingEvent(sequence: row[0], deliveryID: row[1], kind: kind, url: row[3], finalPath: row[4],
-                                           contentType: row[5], mailbox: row[6], sourceApplication: row[7], annotation: row[8]))
+        try read("read pending deliveries") { db in try pendingEvents(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit, db) }
+    }
+
+    func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int, _ db: Database) throws -> [PendingEvent] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT \(PendingEvent.columns) FROM delivery
+            WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
+            ORDER BY sequence LIMIT ?
+            """)
+        let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
+        var events: [PendingEvent] = []
+        while let row = try rows.next() {
+            let kindText: String = row[2]
+            guard let kind = LedgerRecord.Kind(rawValue: kindText) else {
+                throw DeliveryError(code: .ledger, message: "The ledger row of \((row[1] as String).debugDescription) has kind \(kindText.debugDescription), which this docrouted does not know.")
             }
-            return events
+            events.append(PendingEvent(sequence: row[0], deliveryID: row[1], kind: kind, url: row[3], finalPath: row[4],
+                                       contentType: row[5], mailbox: row[6], sourceApplication: row[7], annotation: row[8]))
         }
+        return events
     }
 
     /// How many committed deliveries a handler has not acknowledged.
     package func pendingCount(bundleIdentifier: String) throws -> Int {
-        try read("count pending deliveries") { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
-                             arguments: [bundleIdentifier]) ?? 0
-        }
+        try read("count pending deliveries") { db in try pendingCount(bundleIdentifier: bundleIdentifier, db) }
+    }
+
+    func pendingCount(bundleIdentifier: String, _ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
+                         arguments: [bundleIdentifier]) ?? 0
     }
 
     /// Records that a handler took (`handled`) or declined deliveries, all in one transaction.
@@ -294,30 +318,37 @@ package final class DeliveryLedger: Sendable {
     @discardableResult
     package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
         guard !deliveryIDs.isEmpty else { return [] }
-        let newState = handled ? LedgerRecord.State.acknowledged : .declined
         var taken: [PendingTally.Change] = []
         let unknown = try write("record acknowledgements") { db in
-            var unknown: [UUID] = []
-            let update = try db.cachedStatement(sql: """
-                UPDATE delivery SET state = ?, acknowledgedAt = ?
-                WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
-                RETURNING \(Self.pendingColumns)
-                """)
-            let check = try db.cachedStatement(sql: """
-                SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
-                """)
-            let dateValue = date.ledgerValue
             taken.removeAll()
-            for deliveryID in deliveryIDs {
-                if let row = try Row.fetchOne(update, arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier]) {
-                    taken.append(Self.pendingChange(row, count: -1))
-                } else if try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
-                    unknown.append(deliveryID)
-                }
-            }
-            return unknown
+            return try acknowledge(deliveryIDs, handled: handled, bundleIdentifier: bundleIdentifier, at: date, db, taken: &taken)
         }
         pendingTally.record(taken)
+        return unknown
+    }
+
+    /// ``acknowledge(deliveryIDs:handled:bundleIdentifier:at:)`` within a transaction; `taken` gets
+    /// what each acknowledged row takes off its handler's pending tally.
+    func acknowledge(_ deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date, _ db: Database,
+                     taken: inout [PendingTally.Change]) throws -> [UUID] {
+        let newState = handled ? LedgerRecord.State.acknowledged : .declined
+        var unknown: [UUID] = []
+        let update = try db.cachedStatement(sql: """
+            UPDATE delivery SET state = ?, acknowledgedAt = ?
+            WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
+            RETURNING \(Self.pendingColumns)
+            """)
+        let check = try db.cachedStatement(sql: """
+            SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+            """)
+        let dateValue = date.ledgerValue
+        for deliveryID in deliveryIDs {
+            if let row = try Row.fetchOne(update, arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier]) {
+                taken.append(Self.pendingChange(row, count: -1))
+            } else if try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
+                unknown.append(deliveryID)
+            }
+        }
         return unknown
     }
 
@@ -449,12 +480,14 @@ package final class DeliveryLedger: Sendable {
     /// The part paths of message `messageID` delivered into `mailbox` (committed or later): one
     /// indexed read per message, so a message re-read after a crash skips what is done.
     package func deliveredParts(messageID: String, mailbox: String) throws -> Set<String> {
-        try read("look up a message's delivered attachments") { db in
-            let paths = try String.fetchAll(db, sql: """
-                SELECT partPath FROM delivery
-                WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
-                """, arguments: [messageID, mailbox])
-            return Set(paths)
-        }
+        try read("look up a message's delivered attachments") { db in try deliveredParts(messageID: messageID, mailbox: mailbox, db) }
+    }
+
+    func deliveredParts(messageID: String, mailbox: String, _ db: Database) throws -> Set<String> {
+        let paths = try String.fetchAll(db, sql: """
+            SELECT partPath FROM delivery
+            WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
+            """, arguments: [messageID, mailbox])
+        return Set(paths)
     }
 }
