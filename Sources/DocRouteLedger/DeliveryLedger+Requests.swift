@@ -14,10 +14,9 @@ extension DeliveryLedger {
             deliveryID: UUID(), bundleIdentifier: bundleIdentifier, kind: .url, url: url,
             sourceApplication: sourceApplication, state: .committed,
             createdAt: date, committedAt: date, requesterUID: requesterUID)
-        let (sequence, owed) = try await writeAsync("record a URL delivery") { [record] db in
+        let (sequence, owed) = try await writeAsync("record a URL delivery") { [self, record] db in
             var owed: [PendingTally.Change] = []
-            try Self.insert([record], db)
-            let sequence = try Self.commit([record.deliveryID], db, at: date, owed: &owed)[record.deliveryID] ?? 0
+            let sequence = try insertCommitted(record, db, owed: &owed)
             return (sequence, owed)
         }
         pendingTally.record(owed)

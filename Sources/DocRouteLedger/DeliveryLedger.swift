@@ -34,6 +34,16 @@ package final class DeliveryLedger: Ledger {
     package let pendingTally = PendingTally()
     /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
     let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
+    /// What commits need to keep the row id the commit order (see ``commit(_:_:at:staged:lastCommitted:owed:)``).
+    let sequencing = Mutex(Sequencing())
+
+    struct Sequencing {
+        /// The ids of rows this ledger staged and has not committed or discarded yet.
+        var staged: [UUID: Int64] = [:]
+        /// The highest id committed so far (or, after a crash, staged: recovery then gives the
+        /// rows it commits new ids, harmlessly).
+        var lastCommitted: Int64 = 0
+    }
 
     /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it. A state
     /// directory created here gets `directoryMode` whatever the umask.
@@ -83,6 +93,8 @@ package final class DeliveryLedger: Ledger {
                 throw Self.damaged(path, "quick_check: \(problems.prefix(3).joined(separator: "; "))")
             }
             try loadPendingTally()
+            let last = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM delivery") } ?? 0
+            sequencing.withLock { $0.lastCommitted = last }
         } catch {
             var failure = Self.ledgerError("open the delivery ledger \(path.string)", error)
             if Self.isDamage(error) && failure.code != .ledgerDamaged {
@@ -112,88 +124,6 @@ package final class DeliveryLedger: Ledger {
                 message: "Cannot create the state directory \(directory.string): \(error). Create it (systemd's StateDirectory= does) and make it writable for docrouted.",
                 cause: error)
         }
-    }
-
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("deliveries") { db in
-            // `id` is the staging order; `sequence` the commit order, given at commit from
-            // `ledgerSequence` so that it only ever grows, even when a URL is committed while a
-            // batch of files is staged or old rows are removed.
-            try db.execute(sql: """
-                CREATE TABLE delivery (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    deliveryID TEXT NOT NULL UNIQUE,
-                    sequence INTEGER UNIQUE,
-                    bundleIdentifier TEXT NOT NULL,
-                    kind TEXT NOT NULL CHECK (kind IN ('file', 'url')),
-                    url TEXT,
-                    mailbox TEXT,
-                    originalName TEXT,
-                    extensionChain TEXT,
-                    containerPath TEXT,
-                    finalPath TEXT,
-                    finalDevice INTEGER,
-                    finalInode INTEGER,
-                    temporaryPath TEXT,
-                    contentType TEXT,
-                    size INTEGER,
-                    sha256 TEXT,
-                    sourceApplication TEXT,
-                    annotation TEXT,
-                    state TEXT NOT NULL CHECK (state IN ('staged', 'committed', 'acknowledged', 'declined')),
-                    sourcePath BLOB,
-                    sourceDevice INTEGER,
-                    sourceInode INTEGER,
-                    sourceSize INTEGER,
-                    sourceMtimeNs INTEGER,
-                    messageID TEXT,
-                    partPath TEXT,
-                    createdAt DATETIME NOT NULL,
-                    committedAt DATETIME,
-                    acknowledgedAt DATETIME,
-                    sourceRemovedAt DATETIME
-                );
-                CREATE INDEX delivery_pending ON delivery (bundleIdentifier, sequence) WHERE state = 'committed';
-                CREATE INDEX delivery_handler_state ON delivery (bundleIdentifier, state);
-                CREATE INDEX delivery_staged ON delivery (id) WHERE state = 'staged';
-                CREATE INDEX delivery_source ON delivery (sourceDevice, sourceInode) WHERE sourceInode IS NOT NULL;
-                CREATE INDEX delivery_source_kept ON delivery (id)
-                    WHERE kind = 'file' AND state <> 'staged' AND sourceRemovedAt IS NULL;
-                CREATE INDEX delivery_message ON delivery (messageID, partPath) WHERE messageID IS NOT NULL;
-                CREATE INDEX delivery_committed_at ON delivery (committedAt);
-                CREATE TABLE ledgerSequence (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    last INTEGER NOT NULL
-                );
-                INSERT INTO ledgerSequence (id, last) VALUES (1, 0);
-                """)
-        }
-        // Inputs in hand when the daemon stopped (see DeliveryLedger+Poison.swift).
-        migrator.registerMigration("intakePoison") { db in
-            try db.execute(sql: """
-                CREATE TABLE intakePoison (
-                    sourcePath TEXT PRIMARY KEY NOT NULL,
-                    startedAt DATETIME NOT NULL,
-                    interruptions INTEGER NOT NULL DEFAULT 0,
-                    poisoned INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-        }
-        // Staged rows have no commit time: indexing their NULL cost an index insert at staging and
-        // a delete at commit for every file. Only the commit times are read (`committedAt >= ?`).
-        migrator.registerMigration("committedAtIndexPartial") { db in
-            try db.execute(sql: """
-                DROP INDEX delivery_committed_at;
-                CREATE INDEX delivery_committed_at ON delivery (committedAt) WHERE committedAt IS NOT NULL;
-                """)
-        }
-        // Who asked (`open`) for a delivery, so what one user may leave waiting is counted
-        // across restarts (max_pending_per_uid).
-        migrator.registerMigration("requesterUID") { db in
-            try db.execute(sql: "ALTER TABLE delivery ADD COLUMN requesterUID INTEGER")
-        }
-        return migrator
     }
 
     // MARK: Errors
@@ -284,8 +214,8 @@ package final class DeliveryLedger: Ledger {
     func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int, _ db: Database) throws -> [PendingEvent] {
         let statement = try db.cachedStatement(sql: """
             SELECT \(PendingEvent.columns) FROM delivery
-            WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
-            ORDER BY sequence LIMIT ?
+            WHERE bundleIdentifier = ? AND acknowledgedAt IS NULL AND id > ? AND state = 'committed'
+            ORDER BY id LIMIT ?
             """)
         let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
         var events: [PendingEvent] = []
@@ -306,7 +236,11 @@ package final class DeliveryLedger: Ledger {
     }
 
     func pendingCount(bundleIdentifier: String, _ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
+        // Named, or SQLite (without statistics) would count through all of the handler's history.
+        try Int.fetchOne(db, sql: """
+            SELECT COUNT(*) FROM delivery INDEXED BY delivery_owed
+            WHERE bundleIdentifier = ? AND acknowledgedAt IS NULL AND state = 'committed'
+            """,
                          arguments: [bundleIdentifier]) ?? 0
     }
 
@@ -327,29 +261,32 @@ package final class DeliveryLedger: Ledger {
         return unknown
     }
 
-    /// ``acknowledge(deliveryIDs:handled:bundleIdentifier:at:)`` within a transaction; `taken` gets
-    /// what each acknowledged row takes off its handler's pending tally.
+    /// ``acknowledge(deliveryIDs:handled:bundleIdentifier:at:)`` within a transaction, in one
+    /// statement (and one more when some were not acknowledged now, to tell those settled before
+    /// from those unknown); `taken` gets what each acknowledged row takes off its handler's
+    /// pending tally.
     func acknowledge(_ deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date, _ db: Database,
                      taken: inout [PendingTally.Change]) throws -> [UUID] {
         let newState = handled ? LedgerRecord.State.acknowledged : .declined
-        var unknown: [UUID] = []
+        // `+bundleIdentifier`: found by delivery id, not by walking the handler's history.
         let update = try db.cachedStatement(sql: """
             UPDATE delivery SET state = ?, acknowledgedAt = ?
-            WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
-            RETURNING \(Self.pendingColumns)
+            WHERE deliveryID IN (SELECT value FROM json_each(?)) AND +bundleIdentifier = ? AND state = 'committed'
+            RETURNING deliveryID, \(Self.pendingColumns)
             """)
-        let check = try db.cachedStatement(sql: """
-            SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
-            """)
-        let dateValue = date.ledgerValue
-        for deliveryID in deliveryIDs {
-            if let row = try Row.fetchOne(update, arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier]) {
-                taken.append(Self.pendingChange(row, count: -1))
-            } else if try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
-                unknown.append(deliveryID)
-            }
+        let identifiers = Self.jsonArray(deliveryIDs)
+        var settled: Set<String> = []
+        let rows = try Row.fetchCursor(update, arguments: [newState.rawValue, date.ledgerValue, identifiers, bundleIdentifier])
+        while let row = try rows.next() {
+            settled.insert(row[0])
+            taken.append(Self.pendingChange(row, from: 1, count: -1))
         }
-        return unknown
+        guard settled.count < deliveryIDs.count else { return [] }
+        let before = try String.fetchSet(db, sql: """
+            SELECT deliveryID FROM delivery
+            WHERE deliveryID IN (SELECT value FROM json_each(?)) AND +bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+            """, arguments: [identifiers, bundleIdentifier])
+        return deliveryIDs.filter { !settled.contains($0.ledgerText) && !before.contains($0.ledgerText) }
     }
 
     /// Records a custom-scheme URL delivery, committed at once; `requesterUID` is the uid whose
@@ -369,12 +306,20 @@ package final class DeliveryLedger: Ledger {
             createdAt: date, committedAt: date, requesterUID: requesterUID)
         var owed: [PendingTally.Change] = []
         record.sequence = try write("record a URL delivery") { db in
-            owed.removeAll()
-            try Self.insert([record], db)
-            return try Self.commit([deliveryID], db, at: date, owed: &owed)[deliveryID] ?? 0
+            owed = []
+            return try insertCommitted(record, db, owed: &owed)
         }
         pendingTally.record(owed)
         return record
+    }
+
+    /// Inserts a delivery that is committed at once (a URL): its id, the next, is its sequence.
+    func insertCommitted(_ record: LedgerRecord, _ db: Database, owed: inout [PendingTally.Change]) throws -> Int64 {
+        let id = try Self.insert([record], db)[0]
+        committing { $0 = max($0, id) }
+        owed.append(PendingTally.Change(bundleIdentifier: record.bundleIdentifier, userID: record.requesterUID, count: 1,
+                                        bytes: (record.size ?? 0) + Int64(record.url?.utf8.count ?? 0)))
+        return id
     }
 
     /// One delivery by its id, in any state.

@@ -19,7 +19,8 @@ extension LedgerRecord: FetchableRecord {
         let sourcePathBytes: Data? = row["sourcePath"]
         self.init(
             deliveryID: deliveryID,
-            sequence: (row["sequence"] as Int64?) ?? 0,
+            // The row id is the commit order; a staged row has none yet.
+            sequence: state == .staged ? 0 : row["id"],
             bundleIdentifier: row["bundleIdentifier"],
             kind: kind,
             url: row["url"],
@@ -67,19 +68,43 @@ extension LedgerRecord: FetchableRecord {
         return FilePath(platformString: characters)
     }
 
-    /// The values of the columns, in ``DeliveryLedger``'s insert order. `dates` keeps the last
+    /// Appends the values of the columns, in ``insertColumns`` order. `dates` keeps the last
     /// formatted date: formatting one takes microseconds and a batch's rows share their dates.
-    func insertArguments(dates: inout DateValues) -> StatementArguments {
-        [
-            deliveryID.ledgerText, bundleIdentifier, kind.rawValue, url, mailbox, originalName, extensionChain,
-            containerPath, finalPath, finalDevice.map { Int64(bitPattern: $0) }, finalInode.map { Int64(bitPattern: $0) },
-            temporaryPath, contentType, size, sha256, sourceApplication, annotation, state.rawValue,
-            sourcePath.map(Self.bytes(of:)), sourceDevice.map { Int64(bitPattern: $0) },
-            sourceInode.map { Int64(bitPattern: $0) }, sourceSize, sourceMtimeNs, messageID, partPath,
-            dates.value(createdAt), committedAt.map { dates.value($0) }, acknowledgedAt.map { dates.value($0) },
-            sourceRemovedAt.map { dates.value($0) }, requesterUID.map { Int64($0) },
-        ]
+    func appendInsertValues(to values: inout [(any DatabaseValueConvertible)?], dates: inout DateValues) {
+        values.append(deliveryID.ledgerText)
+        values.append(bundleIdentifier)
+        values.append(kind.rawValue)
+        values.append(url)
+        values.append(mailbox)
+        values.append(originalName)
+        values.append(extensionChain)
+        values.append(containerPath)
+        values.append(finalPath)
+        values.append(finalDevice.map { Int64(bitPattern: $0) })
+        values.append(finalInode.map { Int64(bitPattern: $0) })
+        values.append(temporaryPath)
+        values.append(contentType)
+        values.append(size)
+        values.append(sha256)
+        values.append(sourceApplication)
+        values.append(annotation)
+        values.append(state.rawValue)
+        values.append(sourcePath.map(Self.bytes(of:)))
+        values.append(sourceDevice.map { Int64(bitPattern: $0) })
+        values.append(sourceInode.map { Int64(bitPattern: $0) })
+        values.append(sourceSize)
+        values.append(sourceMtimeNs)
+        values.append(messageID)
+        values.append(partPath)
+        values.append(dates.value(createdAt))
+        values.append(committedAt.map { dates.value($0) })
+        values.append(acknowledgedAt.map { dates.value($0) })
+        values.append(sourceRemovedAt.map { dates.value($0) })
+        values.append(requesterUID.map { Int64($0) })
     }
+
+    /// How many columns an insert writes.
+    static let insertColumnCount = 30
 
     /// The database value of the dates last seen.
     struct DateValues {

@@ -28,7 +28,8 @@ package struct LedgerRecord: Sendable, Hashable {
 
     /// The delivery's identifier: never changes, so a handler can drop duplicates.
     package var deliveryID: UUID
-    /// The commit order (from 1, increasing forever, per ledger); 0 while ``state`` is `staged`.
+    /// The commit order: increasing forever, per ledger, with gaps (a discarded row leaves one);
+    /// 0 while ``state`` is `staged`.
     package var sequence: Int64
     /// The handler's bundle identifier.
     package var bundleIdentifier: String
