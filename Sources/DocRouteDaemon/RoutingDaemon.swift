@@ -251,6 +251,7 @@ package actor RoutingDaemon {
             group.addTask { await self.intake.run() }
             group.addTask { await self.reloadOnManifestChanges() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
+            group.addTask { [backend, days = configuration.historyDays] in await backend.runHistoryPruning(days: days) }
             if let interval = notifier?.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }

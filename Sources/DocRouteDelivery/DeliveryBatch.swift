@@ -412,7 +412,12 @@ package final class DeliveryBatch: Sendable {
                     messageID: request.messageID,
                     partPath: request.partPath,
                     createdAt: now,
-                    requesterUID: request.requesterUID)
+                    requesterUID: request.requesterUID,
+                    seenAt: request.arrival?.seenAt,
+                    inbox: request.arrival?.inbox,
+                    mimeType: request.arrival?.mimeType,
+                    typedBy: request.arrival?.typedBy,
+                    routedBy: request.arrival?.routedBy)
                 items[index].record = record
                 records.append(record)
             } catch {

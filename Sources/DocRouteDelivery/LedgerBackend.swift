@@ -245,7 +245,9 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                 annotation: Self.json(document.annotation),
                 messageID: document.messageID,
                 partPath: document.partPath,
-                requesterUID: document.requesterUID)
+                requesterUID: document.requesterUID,
+                arrival: DocumentArrival(seenAt: document.seenAt, inbox: document.inbox ?? Self.folder(of: document.sourcePath),
+                                         mimeType: document.mimeType, typedBy: document.typedBy, routedBy: document.routedBy))
         }
         deliver(requests, fulfilling: finish)
     }
@@ -306,6 +308,50 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try await blocking {
             try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, origin: origin, quarantine: quarantine)
         }
+        let note = UndeliveredDocument(outcome: .quarantined, inbox: Self.folder(of: origin), sourcePath: origin,
+                                       originalName: InboxNames.display(name), mailbox: mailbox, reason: reason)
+        do {
+            try await ledger.noteUndelivered([note])
+        } catch {
+            // The file is in the quarantine with its reason file; only its history lacks it.
+            logger.warning("the quarantined file's history could not be written: \(error)", metadata: ["path": "\(origin)"])
+        }
+    }
+
+    /// Notes a mail part no handler took in the history (the message keeps it).
+    package func noteSkipped(_ part: SkippedPart) async {
+        let note = UndeliveredDocument(outcome: .skipped, inbox: part.messagePath, sourcePath: part.messagePath,
+                                       originalName: part.fileName, mailbox: part.mailbox, size: part.size,
+                                       contentType: part.contentType, reason: part.reason, messageID: part.messageID, partPath: part.partPath)
+        do {
+            try await ledger.noteUndelivered([note])
+        } catch {
+            logger.warning("the skipped attachment's history could not be written: \(error)", metadata: ["path": "\(part.messagePath)"])
+        }
+    }
+
+    /// Documents' histories (``HistoryLedger/history(_:)``), for `docroutectl history` and the
+    /// socket's `history` request.
+    package func history(_ query: HistoryQuery) async throws -> [DocumentHistory] {
+        try await ledger.history(query)
+    }
+
+    /// Prunes the history older than `days` now, then every hour, until cancelled: in chunks of
+    /// a thousand rows, so the ledger's writer is never held for long.
+    package func runHistoryPruning(days: Int) async {
+        while !Task.isCancelled {
+            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
+            var removed = 0
+            while !Task.isCancelled {
+                guard let count = try? await ledger.pruneHistory(before: cutoff, limit: 1_000) else { break }
+                removed += count
+                if count < 1_000 { break }
+            }
+            if removed > 0 {
+                logger.info("history pruned", metadata: ["documents": "\(removed)", "history_days": "\(days)"])
+            }
+            try? await Task.sleep(for: .seconds(3_600))
+        }
     }
 
     package func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
@@ -316,12 +362,18 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try await ledger.owedCount(bundleIdentifier: bundleIdentifier)
     }
 
-    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
-        try await ledger.acknowledge(acknowledgements)
+    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement], notices: [DeliveryNotice]) async throws {
+        try await ledger.acknowledge(acknowledgements, notices: notices)
     }
 
     package func ledgerStatistics() async -> LedgerStatistics? {
         try? await ledger.statistics()
+    }
+
+    /// The folder of `path` (an inbox file's inbox).
+    static func folder(of path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func component(_ name: [UInt8]) -> FilePath.Component {

@@ -183,10 +183,14 @@ extension IntakePipeline {
             let done = (try? await backend.deliveredParts(messageID: messageKey, mailbox: SandboxName.sanitizedComponent(mailbox))) ?? []
             var message = MessageInProgress(arrival: arrival, newFolder: newFolder, path: path)
             var unrecoverable: [MaildirAttachment] = []
+            var skipped: [SkippedPart] = []
             for info in extraction.oversized {
                 logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
                     "path": "\(path)", "part": "\(info.partPath)", "name": "\(info.fileName)",
                 ])
+                skipped.append(SkippedPart(messagePath: path, messageID: messageKey, partPath: info.partPath, fileName: info.fileName,
+                                           mailbox: mailbox, size: nil, contentType: nil,
+                                           reason: "over max_file_size (\(configuration.maxFileSize) bytes)"))
             }
             for attachment in extraction.attachments {
                 if done.contains(attachment.partPath) {
@@ -199,7 +203,7 @@ extension IntakePipeline {
                     continue
                 }
                 guard let delivery = attachmentDelivery(attachment, mailbox: mailbox, messageKey: messageKey, inbox: inbox,
-                                                        messagePath: path, reader: reader, snapshot: snapshot) else {
+                                                        messagePath: path, reader: reader, snapshot: snapshot, skipped: &skipped) else {
                     reader.discard(attachment.temporaryName)
                     continue
                 }
@@ -225,6 +229,7 @@ extension IntakePipeline {
                 }
             }
             messages.append(message)
+            for part in skipped { await backend.noteSkipped(part) }
         }
 
         let outcomes = deliveries.isEmpty ? [] : await backend.deliver(deliveries)
@@ -269,7 +274,7 @@ extension IntakePipeline {
     /// handler claims it: the attachment is skipped, never quarantined with the mail.
     func attachmentDelivery(
         _ attachment: MaildirAttachment, mailbox: String, messageKey: String, inbox: InboxConfiguration,
-        messagePath: String, reader: MaildirMessageReader, snapshot: RoutingSnapshot
+        messagePath: String, reader: MaildirMessageReader, snapshot: RoutingSnapshot, skipped: inout [SkippedPart]
     ) -> DocumentDelivery? {
         let name = Array(attachment.temporaryName.utf8)
         guard let route = MaildirAttachmentRoute.route(attachment, scratch: reader.scratchNumber, engine: snapshot.engine, selector: snapshot.selector) else {
@@ -284,6 +289,9 @@ extension IntakePipeline {
                 "message-id": "attachment-skipped", "path": "\(messagePath)", "part": "\(attachment.partPath)",
                 "name": "\(attachment.fileName)", "mime-type": "\(attachment.mimeType)",
             ])
+            skipped.append(SkippedPart(messagePath: messagePath, messageID: messageKey, partPath: attachment.partPath,
+                                       fileName: attachment.fileName, mailbox: mailbox, size: attachment.size,
+                                       contentType: classification.contentType, reason: "no handler claims \(classification.contentType)"))
             return nil
         }
         var annotation = attachment.annotation
@@ -297,6 +305,7 @@ extension IntakePipeline {
         delivery.fileName = attachment.fileName
         delivery.messageID = messageKey
         delivery.partPath = attachment.partPath
+        delivery.inbox = messagePath
         return delivery
     }
 

@@ -18,6 +18,8 @@ package struct RoutingSnapshot: Sendable {
     /// The owner of each handler's copies (``HandlerAccount/copyOwner(for:)``), by bundle
     /// identifier, resolved when the snapshot is made; a handler missing here keeps docrouted's.
     package var owners: [String: (uid: UInt32, gid: UInt32)]
+    /// Why each type goes where it goes, worked out on first use (see ``routeReason(_:handler:)``).
+    let routeReasons = RouteReasons()
 
     /// A snapshot of `registry` and `defaults`; looks up each handler's user once.
     package init(registry: HandlerRegistry, defaults: AdminDefaults, mimeDatabase: MIMEDatabase, containersDirectory: String) {
@@ -90,6 +92,18 @@ package struct RoutingSnapshot: Sendable {
             contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
             owner: copyOwner(of: handler), sourceApplication: sourceApplication,
             // mailbox, originalFilename and size are added by the delivery itself.
-            annotation: [:])
+            annotation: [:], mimeType: classification.mimeType, typedBy: classification.decidedBy.rawValue,
+            routedBy: routeReason(classification, handler: handler.bundleIdentifier))
+    }
+
+    /// Why a document of this type goes to `handler`, for its history: the selection's own
+    /// explanation (worked out once per type and snapshot: every document of a type goes the
+    /// same way until the next reload), or that Open In… asked for it.
+    func routeReason(_ classification: TypeClassification, handler: String) -> String {
+        let (winner, reason) = routeReasons.reason(classification.contentType, classification.innerContentType) {
+            let selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
+            return (selection.bundleIdentifier, selection.reason)
+        }
+        return winner == handler ? reason : "asked for by name (Open In…) among the handlers that can open \(classification.contentType)"
     }
 }

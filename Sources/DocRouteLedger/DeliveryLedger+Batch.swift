@@ -5,7 +5,7 @@ import SystemPackage
 /// The steps of a group commit, each one transaction of a few statements per batch (see
 /// ``migrateToOncePerBatch(_:)``), used by ``DeliveryBatch``.
 extension DeliveryLedger {
-    /// The most rows one insert statement takes (30 values each, under SQLite's 32,766).
+    /// The most rows one insert statement takes (35 values each, under SQLite's 32,766).
     static let rowsPerInsert = 256
 
     /// Inserts `records` with as few statements as there are bits in their count: a batch of 100

@@ -17,7 +17,7 @@ extension DeliveryLedger {
         try await readAsync("count pending deliveries") { [self] db in try pendingCount(bundleIdentifier: bundleIdentifier, db) }
     }
 
-    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
+    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement], notices: [DeliveryNotice]) async throws {
         var grouped: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
         var order: [String] = []
         for ack in acknowledgements {
@@ -27,10 +27,12 @@ extension DeliveryLedger {
             grouped[key, default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
         }
         let groups = order.compactMap { grouped[$0] }
-        guard !groups.isEmpty else { return }
+        guard !groups.isEmpty || !notices.isEmpty else { return }
         let date = Date()
         let taken = try await writeAsync("record acknowledgements") { [self] db in
             var taken: [PendingTally.Change] = []
+            // Told first: a document acknowledged in the same write was sent before it was acknowledged.
+            try Self.recordNotices(notices, db)
             for group in groups {
                 _ = try acknowledge(group.ids, handled: group.handled, bundleIdentifier: group.bundle, at: date, db, taken: &taken)
             }

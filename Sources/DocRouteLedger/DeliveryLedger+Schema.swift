@@ -84,6 +84,9 @@ extension DeliveryLedger {
             try db.execute(sql: "ALTER TABLE delivery ADD COLUMN requesterUID INTEGER")
         }
         migrator.registerMigration("oncePerBatch", migrate: migrateToOncePerBatch)
+        // A document's history: the events a row did not keep, and the documents that never
+        // became deliveries (see DeliveryLedger+History.swift).
+        migrator.registerMigration("history", migrate: addHistory)
         return migrator
     }
 

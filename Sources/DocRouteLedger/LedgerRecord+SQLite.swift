@@ -50,7 +50,16 @@ extension LedgerRecord: FetchableRecord {
             acknowledgedAt: Date.fromLedger(row["acknowledgedAt"]),
             sourceRemovedAt: Date.fromLedger(row["sourceRemovedAt"]),
             // Absent from a ledger salvaged from before the column: nil.
-            requesterUID: (row["requesterUID"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
+            requesterUID: (row["requesterUID"] as Int64?).map { UInt32(truncatingIfNeeded: $0) },
+            // Absent from a ledger from before the history: nil.
+            seenAt: Date.fromLedger((row["seenAt"] as DatabaseValue?) ?? .null),
+            inbox: row["inbox"],
+            mimeType: row["mimeType"],
+            typedBy: row["typedBy"],
+            routedBy: row["routedBy"],
+            notifiedAt: Date.fromLedger((row["notifiedAt"] as DatabaseValue?) ?? .null),
+            notifiedBy: row["notifiedBy"],
+            notifiedTo: row["notifiedTo"]
         )
     }
 
@@ -101,10 +110,15 @@ extension LedgerRecord: FetchableRecord {
         values.append(acknowledgedAt.map { dates.value($0) })
         values.append(sourceRemovedAt.map { dates.value($0) })
         values.append(requesterUID.map { Int64($0) })
+        values.append(seenAt.map { dates.value($0) })
+        values.append(inbox)
+        values.append(mimeType)
+        values.append(typedBy)
+        values.append(routedBy)
     }
 
     /// How many columns an insert writes.
-    static let insertColumnCount = 30
+    static let insertColumnCount = 35
 
     /// The database value of the dates last seen.
     struct DateValues {
@@ -122,6 +136,7 @@ extension LedgerRecord: FetchableRecord {
         deliveryID, bundleIdentifier, kind, url, mailbox, originalName, extensionChain, containerPath, \
         finalPath, finalDevice, finalInode, temporaryPath, contentType, size, sha256, \
         sourceApplication, annotation, state, sourcePath, sourceDevice, sourceInode, sourceSize, \
-        sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt, requesterUID
+        sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt, requesterUID, \
+        seenAt, inbox, mimeType, typedBy, routedBy
         """
 }

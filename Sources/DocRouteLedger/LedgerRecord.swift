@@ -91,6 +91,20 @@ package struct LedgerRecord: Sendable, Hashable {
     /// The uid whose `open` asked for it, counted against its `max_pending_per_uid`; nil for an
     /// inbox's file (and a request whose uid is not limited).
     package var requesterUID: UInt32?
+    /// When intake saw the file (opened, typed and routed it); nil for a URL.
+    package var seenAt: Date?
+    /// The inbox it came from (for a mail part, the Maildir).
+    package var inbox: String?
+    /// Its MIME type, as typing found it.
+    package var mimeType: String?
+    /// How its type was decided (`extension`, `content`, `mime`, `dynamic`).
+    package var typedBy: String?
+    /// Why it went to its handler.
+    package var routedBy: String?
+    /// When its handler was last told of it, how (`launch`, `openURL`), and on which connection.
+    package var notifiedAt: Date?
+    package var notifiedBy: String?
+    package var notifiedTo: String?
 
     /// Creates a record; the ledger fills in ``sequence`` and the dates it owns.
     package init(
@@ -124,7 +138,15 @@ package struct LedgerRecord: Sendable, Hashable {
         committedAt: Date? = nil,
         acknowledgedAt: Date? = nil,
         sourceRemovedAt: Date? = nil,
-        requesterUID: UInt32? = nil
+        requesterUID: UInt32? = nil,
+        seenAt: Date? = nil,
+        inbox: String? = nil,
+        mimeType: String? = nil,
+        typedBy: String? = nil,
+        routedBy: String? = nil,
+        notifiedAt: Date? = nil,
+        notifiedBy: String? = nil,
+        notifiedTo: String? = nil
     ) {
         self.deliveryID = deliveryID
         self.sequence = sequence
@@ -157,6 +179,14 @@ package struct LedgerRecord: Sendable, Hashable {
         self.acknowledgedAt = acknowledgedAt
         self.sourceRemovedAt = sourceRemovedAt
         self.requesterUID = requesterUID
+        self.seenAt = seenAt
+        self.inbox = inbox
+        self.mimeType = mimeType
+        self.typedBy = typedBy
+        self.routedBy = routedBy
+        self.notifiedAt = notifiedAt
+        self.notifiedBy = notifiedBy
+        self.notifiedTo = notifiedTo
     }
 
     /// The URL a handler is sent: for a file `file://` and the percent-encoded ``finalPath``
