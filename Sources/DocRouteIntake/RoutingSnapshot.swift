@@ -96,14 +96,27 @@ package struct RoutingSnapshot: Sendable {
             routedBy: routeReason(classification, handler: handler.bundleIdentifier))
     }
 
-    /// Why a document of this type goes to `handler`, for its history: the selection's own
-    /// explanation (worked out once per type and snapshot: every document of a type goes the
-    /// same way until the next reload), or that Open In… asked for it.
+    /// Why a document of this type goes to `handler`, for its history, in a few words (`default`,
+    /// `rank Owner`, `role Editor`, `only handler`…; `docroutectl route` gives the whole
+    /// explanation): worked out once per type and snapshot, as every document of a type goes the
+    /// same way until the next reload. The words are kept short: they are written with every row.
     func routeReason(_ classification: TypeClassification, handler: String) -> String {
         let (winner, reason) = routeReasons.reason(classification.contentType, classification.innerContentType) {
             let selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
-            return (selection.bundleIdentifier, selection.reason)
+            return (selection.bundleIdentifier, Self.shortReason(selection))
         }
-        return winner == handler ? reason : "asked for by name (Open In…) among the handlers that can open \(classification.contentType)"
+        return winner == handler ? reason : "Open In…"
+    }
+
+    /// What decided a selection, as ``HandlerSelector``'s tie-break does, in a few words.
+    static func shortReason(_ selection: HandlerSelection) -> String {
+        guard let winner = selection.candidates.first else { return "no handler" }
+        guard selection.candidates.count > 1 else { return winner.isAdminDefault ? "default" : "only handler" }
+        let other = selection.candidates[1]
+        if winner.claimsInnerType && !other.claimsInnerType { return "inner type" }
+        if winner.isAdminDefault && !other.isAdminDefault { return "default" }
+        if winner.rank != other.rank { return "rank \(winner.rank.rawValue)" }
+        if winner.role != other.role { return "role \(winner.role.rawValue)" }
+        return "name order"
     }
 }
