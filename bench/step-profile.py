@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Microseconds per file by delivery step, from docrouted's own step timings (its debug log).
 
-Usage: bench/step-profile.py DOCROUTED [FILES] [--no-subscriber] [--size=BYTES]
+Usage: bench/step-profile.py DOCROUTED [FILES] [--no-subscriber] [--size=BYTES] [--callgrind]
        (a release build; default 10,000 files of 4 KiB; --size=1073741824 with FILES 1 profiles
        one large file)
+
+With --callgrind the daemon runs under `valgrind --tool=callgrind` (about 50 times slower: use
+1,000 files or fewer), and the instructions per file of each step are printed too: the inclusive
+count of the functions that do the step (see STEP_FUNCTIONS), over the files delivered. Callgrind
+counts instructions, not time, so the figures do not depend on what else the machine runs: use
+them to compare two builds. The wall times of a run under callgrind mean nothing.
 
 Starts docrouted on a temporary tree beside the build (on the same file system as the project),
 subscribes as the handler and acknowledges every document as it comes (unless --no-subscriber),
@@ -22,6 +28,7 @@ The steps' wall times overlap (two batches at once, dispatch beside the next cop
 is more than the elapsed time per file. The issue's grouping is printed second: open and type,
 copy, sync, rename (place), ledger (lookup + stage + commit), source (remove), dispatch, ack.
 """
+import collections
 import os
 import re
 import shutil
@@ -41,6 +48,52 @@ HANDLER = """<?xml version="1.0" encoding="UTF-8"?>
 <key>CFBundleTypeRole</key><string>Viewer</string></dict></array>
 </dict></plist>
 """
+
+
+# The functions whose inclusive instruction counts make up each step (demangled Swift names, matched
+# as substrings; the first match on a call path counts, so nested matches are not counted twice).
+STEP_FUNCTIONS = [
+    ("intake read and type", ["IntakePipeline.open", "IntakeFile.open", "RoutingSnapshot.type", "TypeEngine."]),
+    ("route", ["HandlerSelector.", "RoutingSnapshot.select", "RoutingSnapshot.route"]),
+    ("ledger: lookup", ["DeliveryLedger.deliveredRecords"]),
+    ("ledger: stage", ["DeliveryLedger.stage"]),
+    ("ledger: commit", ["DeliveryLedger.commit"]),
+    ("ledger: source noted", ["DeliveryLedger.markSourcesRemoved"]),
+    ("ledger: owed read", ["DeliveryLedger.owed", "DeliveryLedger.pendingEvents"]),
+    ("ledger: ack", ["DeliveryLedger.acknowledge"]),
+    ("copy", ["SandboxWriter.copyToTemporary"]),
+    ("flush", ["DeliveryBatch.syncData"]),
+    ("rename", ["DeliveryBatch.place"]),
+    ("notify", ["HandlerDispatcher.send", "HandlerDispatcher.dispatch"]),
+    ("reclaim", ["SourceRemoval.run", "SourceReclaimer.reclaim", "SourceReclaimer.run"]),
+]
+
+
+def callgrind_steps(output: str, files: int) -> None:
+    """Prints instructions per file: the whole daemon, and the inclusive count of each step's functions."""
+    annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", output],
+                               capture_output=True, text=True).stdout
+    demangled = subprocess.run(["swift", "demangle", "--simplified"], input=annotated, capture_output=True, text=True).stdout
+    total = 0
+    inclusive: dict[str, int] = collections.defaultdict(int)
+    for line in demangled.splitlines():
+        found = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)", line)
+        if not found:
+            continue
+        count = int(found.group(1).replace(",", ""))
+        name = found.group(2)
+        if "PROGRAM TOTALS" in name:
+            total = count
+            continue
+        # The innermost matching entry of a step is the function itself; keep the largest (the outermost call).
+        for step, patterns in STEP_FUNCTIONS:
+            if any(pattern in name for pattern in patterns):
+                inclusive[step] = max(inclusive[step], count)
+                break
+    print(f"callgrind: {total / files:,.0f} instructions per file in the whole daemon (start and stop included)")
+    print(f"{'step':<24} {'instructions/file':>18}")
+    for step, _ in STEP_FUNCTIONS:
+        print(f"{step:<24} {inclusive.get(step, 0) / files:18,.0f}")
 
 
 class Subscriber(threading.Thread):
@@ -100,8 +153,11 @@ def main() -> int:
                     left -= len(chunk[:left])
         os.sync()
         log = open(os.path.join(root, "log"), "w")
-        daemon = subprocess.Popen([docrouted, "--config", os.path.join(root, "docroute.toml"), "--log-level", "debug"],
-                                  stdout=log, stderr=log)
+        callgrind = os.path.join(root, "callgrind.out") if "--callgrind" in sys.argv else None
+        command = [docrouted, "--config", os.path.join(root, "docroute.toml"), "--log-level", "debug"]
+        if callgrind:
+            command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}"] + command
+        daemon = subprocess.Popen(command, stdout=log, stderr=log)
         while not os.path.exists(os.path.join(root, "s.sock")):
             time.sleep(0.05)
         subscriber = Subscriber(os.path.join(root, "s.sock")) if subscribe else None
@@ -146,6 +202,8 @@ def main() -> int:
         print("| " + " | ".join(name for name, _ in groups) + " |")
         print("|" + "---|" * len(groups))
         print("| " + " | ".join(f"{sum(totals.get(step, 0) for step in steps) / max(delivered, 1):.1f}" for _, steps in groups) + " |")
+        if callgrind:
+            callgrind_steps(callgrind, files)
         return 0
     finally:
         shutil.rmtree(root, ignore_errors=True)

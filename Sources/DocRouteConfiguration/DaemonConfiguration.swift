@@ -69,6 +69,8 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package var maxPendingBytesPerHandler: Int64 = 64 << 30
     /// Deliveries one uid's `open` requests may have owed to handlers (`max_pending_per_uid`).
     package var maxPendingPerUID: Int = 1_000
+    /// Days a document's history is kept in the ledger after it was settled (`history_days`).
+    package var historyDays: Int = 30
     /// Bytes one uid's `open` requests may have owed to handlers (`max_pending_bytes_per_uid`).
     package var maxPendingBytesPerUID: Int64 = 8 << 30
     /// Whether root's `open` requests count against the per-uid budgets above (`limit_root`);
@@ -134,7 +136,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         "launch_flag_directory",
         "max_file_allocation", "max_url_length", "open_requests_per_minute", "open_bytes_per_minute",
         "max_pending_per_handler", "max_pending_bytes_per_handler", "max_pending_per_uid", "max_pending_bytes_per_uid",
-        "limit_root",
+        "limit_root", "history_days",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -207,6 +209,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         configuration.maxPendingPerHandler = Int(try integer("max_pending_per_handler", default: 100_000, minimum: 1))
         configuration.maxPendingBytesPerHandler = try integer("max_pending_bytes_per_handler", default: 64 << 30, minimum: 1)
         configuration.maxPendingPerUID = Int(try integer("max_pending_per_uid", default: 1_000, minimum: 1))
+        configuration.historyDays = Int(try integer("history_days", default: 30, minimum: 1))
         configuration.maxPendingBytesPerUID = try integer("max_pending_bytes_per_uid", default: 8 << 30, minimum: 1)
         if let value = table["limit_root"] {
             guard let flag = value.bool else { throw fail(.wrongType, "limit_root", "expected true or false, found \(value.type)") }

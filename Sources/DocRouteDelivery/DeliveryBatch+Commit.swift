@@ -47,7 +47,7 @@ extension DeliveryBatch {
     /// noted and freed later by the ``SourceReclaimer`` (no flush on this path), or removed; for
     /// the removed ones, syncs each inbox folder once and
     /// notes the removals in the ledger. Failures here are logged, never reported as failed
-    /// deliveries: the copy is committed, and recovery or the next batch's ``DeliveryLedger/deliveredRecords(forSources:isTakenOut:)``
+    /// deliveries: the copy is committed, and recovery or the next batch's ``BatchLedger/deliveredRecords(forSources:isTakenOut:)``
     /// removes a source left behind.
     func removeSources(_ items: inout [Item]) {
         var settled: [Int] = []

@@ -60,7 +60,7 @@ extension DeliveryBatch {
             }
             source = try PackageTree.openFolder(name, in: request.sourceFolder.descriptor.rawValue, describing: path)
         } catch {
-            return .failed(DeliveryLedger.ledgerError("open the package", error))
+            return .failed(DeliveryError.wrapping("open the package", error))
         }
         defer { close(source) }
         let sourceStatus: FileStatus
@@ -75,7 +75,7 @@ extension DeliveryBatch {
                 return .alreadyDelivered(earlier)
             }
         } catch {
-            return .failed(DeliveryLedger.ledgerError("look up the package", error))
+            return .failed(DeliveryError.wrapping("look up the package", error))
         }
 
         let mailbox = SandboxName.sanitizedComponent(request.mailbox)
@@ -84,7 +84,7 @@ extension DeliveryBatch {
         do {
             folder = try writer.openFolder(root: FilePath(request.containerRoot), components: ["Documents", "Inbox", mailbox], owner: owner, create: true)
         } catch {
-            return .failed(DeliveryLedger.ledgerError("open the mailbox folder", error))
+            return .failed(DeliveryError.wrapping("open the mailbox folder", error))
         }
         defer { folder.close() }
         let temporaryName = Self.packageTemporaryPrefix + UUID.random().uuidString.lowercased()
@@ -154,7 +154,7 @@ extension DeliveryBatch {
             }
             try? PackageTree.remove(Array(temporaryName.utf8), in: folder.descriptor.rawValue, describing: temporaryPath)
             if staged { try? ledger.discard([request.deliveryID]) }
-            let failure = DeliveryLedger.ledgerError("deliver a package", error)
+            let failure = DeliveryError.wrapping("deliver a package", error)
             logger.warning("package delivery failed; the source stays in its inbox", metadata: [
                 "source": "\(path)", "handler": "\(request.bundleIdentifier)", "code": "\(failure.code.rawValue)", "error": "\(failure.message)",
             ])

@@ -86,7 +86,7 @@ extension DeliveryBatch {
             if folders[key] == nil {
                 folders[key] = Result {
                     try writer.openFolder(root: key.root, components: ["Documents", "Inbox", mailbox], owner: nil, create: false)
-                }.mapError { DeliveryLedger.ledgerError("open the mailbox folder", $0) }
+                }.mapError { DeliveryError.wrapping("open the mailbox folder", $0) }
             }
             let folder: SandboxWriter.Folder
             switch folders[key]! {

@@ -64,6 +64,8 @@ extension DeliveryBatch {
         /// The uid whose `open` asked for it, recorded so it counts against that uid's pending
         /// limit; nil for an inbox's file.
         package var requesterUID: UInt32?
+        /// How it came in, for its history (nil: not known, as for a test's request).
+        package var arrival: DocumentArrival?
 
         /// Creates a request.
         package init(
@@ -85,7 +87,8 @@ extension DeliveryBatch {
             annotation: String? = nil,
             messageID: String? = nil,
             partPath: String? = nil,
-            requesterUID: UInt32? = nil
+            requesterUID: UInt32? = nil,
+            arrival: DocumentArrival? = nil
         ) {
             self.deliveryID = deliveryID
             self.sourceNumber = source.rawValue
@@ -106,6 +109,7 @@ extension DeliveryBatch {
             self.messageID = messageID
             self.partPath = partPath
             self.requesterUID = requesterUID
+            self.arrival = arrival
         }
 
         /// Whether the source still has a name, and (for an inbox file) its inbox name still holds

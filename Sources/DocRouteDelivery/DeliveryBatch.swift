@@ -61,8 +61,8 @@ package final class DeliveryBatch: Sendable {
         }
     }
 
-    /// The ledger deliveries are recorded in.
-    package let ledger: DeliveryLedger
+    /// The ledger deliveries are recorded in: its batch and recovery parts.
+    package let ledger: any BatchLedger & RecoveryLedger
     /// The tuning in effect.
     package let options: Options
     let writer: SandboxWriter
@@ -76,7 +76,7 @@ package final class DeliveryBatch: Sendable {
     /// `accessUserID` gets an ACL entry on what is handed to handlers (see
     /// ``SandboxWriter/accessUserID``): docrouted's uid when it is not root. With a `reclaimer`,
     /// delivered sources are renamed aside and freed later (see ``SourceReclaimer``).
-    package init(ledger: DeliveryLedger, options: Options = Options(), folderMode: mode_t = 0o700,
+    package init(ledger: any BatchLedger & RecoveryLedger, options: Options = Options(), folderMode: mode_t = 0o700,
                 accessUserID: UInt32? = nil, reclaimer: SourceReclaimer? = nil, logger: Logger) {
         self.ledger = ledger
         self.options = options
@@ -249,7 +249,7 @@ package final class DeliveryBatch: Sendable {
     }
 
     func fail(_ item: inout Item, _ error: any Error) {
-        let error = DeliveryLedger.ledgerError("deliver", error)
+        let error = DeliveryError.wrapping("deliver", error)
         item.error = error
         if let temporary = item.temporary, let folder = item.folder, !item.placed {
             writer.removeTemporary(temporary.name, in: folder)
@@ -317,7 +317,7 @@ package final class DeliveryBatch: Sendable {
             if folders[key] == nil {
                 folder = Result {
                     try writer.openFolder(root: key.root, components: ["Documents", "Inbox", key.mailbox], owner: request.owner, create: true)
-                }.mapError { DeliveryLedger.ledgerError("open the mailbox folder", $0) }
+                }.mapError { DeliveryError.wrapping("open the mailbox folder", $0) }
                 folders[key] = folder
             }
             folder = folders[key]!
@@ -359,7 +359,7 @@ package final class DeliveryBatch: Sendable {
                     try DeliveryError.performing("sync file system of", folder.path.string) { try folder.descriptor.syncFileSystem() }
                     synced[device] = .some(nil)
                 } catch {
-                    synced[device] = DeliveryLedger.ledgerError("sync", error)
+                    synced[device] = DeliveryError.wrapping("sync", error)
                 }
             }
             if case .some(.some(let error)) = synced[device] { fail(&items[index], error) }
@@ -412,7 +412,12 @@ package final class DeliveryBatch: Sendable {
                     messageID: request.messageID,
                     partPath: request.partPath,
                     createdAt: now,
-                    requesterUID: request.requesterUID)
+                    requesterUID: request.requesterUID,
+                    seenAt: request.arrival?.seenAt,
+                    inbox: request.arrival?.inbox,
+                    mimeType: request.arrival?.mimeType,
+                    typedBy: request.arrival?.typedBy,
+                    routedBy: request.arrival?.routedBy)
                 items[index].record = record
                 records.append(record)
             } catch {

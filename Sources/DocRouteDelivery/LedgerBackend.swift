@@ -12,11 +12,14 @@ import SystemPackage
 import Glibc
 #endif
 
-/// The daemon's ``DeliveryBackend``: the SQLite ledger, group-committed sandbox copies and the
-/// quarantine, with their blocking system calls run on a thread pool, off the async executors.
+/// The daemon's ``DeliveryBackend``: the ledger (through its seam, ``Ledger``), group-committed
+/// sandbox copies and the quarantine, with their blocking system calls run on a thread pool, off
+/// the async executors.
 package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     let configuration: DaemonConfiguration
-    let ledger: DeliveryLedger
+    /// The ledger, known only by its protocols: the SQLite one (``DeliveryLedger``) is opened by
+    /// ``openLedger(_:logger:)``, the one place that names an implementation.
+    let ledger: any Ledger
     let batch: DeliveryBatch
     let quarantineFolder: Quarantine
     /// Frees delivered sources off the hot path (see ``SourceReclaimer``).
@@ -27,9 +30,6 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// Runs the copying half of delivery batches, so that the next batch is copied while the
     /// previous one waits on its flushes (see ``DeliveryBatch/prepare(_:)``).
     let copyPool: NIOThreadPool
-    /// Runs the ledger's short reads and writes (owed events, acknowledgements, counts), so a handler
-    /// is sent its next document and its acks are recorded while a batch waits on a flush.
-    let ledgerPool: NIOThreadPool
     /// Runs the unlinks of ``reclaimer``, so freeing sources never holds up a batch.
     let reclaimPool: NIOThreadPool
     /// Takes committed batches' sources out of their inboxes (``SourceRemoval``), one batch after
@@ -37,16 +37,21 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// the committing thread's time, which is what holds a burst's rate.
     let sourcePool: NIOThreadPool
     let logger: Logger
-    /// Package sources that stopped the daemon before (see DeliveryLedger+Poison.swift), by path:
+    /// Package sources that stopped the daemon before (see ``PoisonMarkLedger``), by path:
     /// the intake quarantines them instead of touching them again.
-    let poisonedPackages = Mutex<[String: DeliveryLedger.PoisonMark]>([:])
+    let poisonedPackages = Mutex<[String: PoisonMark]>([:])
 
-    package init(configuration: DaemonConfiguration, logger: Logger) throws {
+    /// Opens the configured ledger (``openLedger(_:logger:)``) and delivers through it.
+    package convenience init(configuration: DaemonConfiguration, logger: Logger) throws {
+        try self.init(configuration: configuration, ledger: Self.openLedger(configuration, logger: logger), logger: logger)
+    }
+
+    /// Delivers through `ledger`, any implementation of the seam.
+    package init(configuration: DaemonConfiguration, ledger: any Ledger, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        ledger = try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory),
-                                    directoryMode: Self.stateDirectoryMode(configuration), logger: logger)
-        reclaimer = SourceReclaimer(logger: logger, noteRemoved: { [ledger] ids in try ledger.markSourcesRemoved(ids, durably: true) },
+        self.ledger = ledger
+        reclaimer = SourceReclaimer(logger: logger, noteRemoved: { [ledger] ids in try ledger.markSourcesRemoved(ids, at: Date(), durably: true) },
                                     recordOf: { [ledger] id in try ledger.record(deliveryID: id) })
         batch = DeliveryBatch(ledger: ledger, folderMode: HandlerAccount.sandboxFolderMode,
                               accessUserID: HandlerAccount.sandboxAccessUserID, reclaimer: reclaimer, logger: logger)
@@ -55,12 +60,16 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         pool.start()
         copyPool = NIOThreadPool(numberOfThreads: 1)
         copyPool.start()
-        ledgerPool = NIOThreadPool(numberOfThreads: 1)
-        ledgerPool.start()
         reclaimPool = NIOThreadPool(numberOfThreads: 1)
         reclaimPool.start()
         sourcePool = NIOThreadPool(numberOfThreads: 1)
         sourcePool.start()
+    }
+
+    /// The ledger the configuration asks for: the SQLite one in the state directory.
+    package static func openLedger(_ configuration: DaemonConfiguration, logger: Logger) throws -> any Ledger {
+        try DeliveryLedger(stateDirectory: FilePath(configuration.stateDirectory),
+                           directoryMode: stateDirectoryMode(configuration), logger: logger)
     }
 
     /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
@@ -71,8 +80,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
 
     /// Watches the ledger file while the daemon runs (see ``LedgerWatch``): `problem` is called
     /// once if it is removed, replaced or found damaged.
-    package func watchLedger(problem: @escaping @Sendable (DeliveryError) -> Void) throws -> LedgerWatch {
-        try LedgerWatch(ledger: ledger, logger: logger, problem: problem)
+    package func watchLedger(problem: @escaping @Sendable (DeliveryError) -> Void) throws -> any LedgerWatching {
+        try ledger.watch(logger: logger, problem: problem)
     }
 
     /// Closes the ledger at a clean stop: SQLite checkpoints it into `ledger.sqlite` and removes
@@ -88,7 +97,6 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     deinit {
         copyPool.shutdownGracefully { _ in }
         pool.shutdownGracefully { _ in }
-        ledgerPool.shutdownGracefully { _ in }
         reclaimPool.shutdownGracefully { _ in }
         sourcePool.shutdownGracefully { _ in }
     }
@@ -135,10 +143,6 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         _ = try? await copyPool.runIfActive {}
         _ = try? await blocking {}
         _ = try? await sourcePool.runIfActive {}
-    }
-
-    func ledgerWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await ledgerPool.runIfActive(body)
     }
 
     package func recover() async throws {
@@ -241,7 +245,9 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                 annotation: Self.json(document.annotation),
                 messageID: document.messageID,
                 partPath: document.partPath,
-                requesterUID: document.requesterUID)
+                requesterUID: document.requesterUID,
+                arrival: DocumentArrival(seenAt: document.seenAt, inbox: document.inbox ?? Self.folder(of: document.sourcePath),
+                                         mimeType: document.mimeType, typedBy: document.typedBy, routedBy: document.routedBy))
         }
         deliver(requests, fulfilling: finish)
     }
@@ -271,7 +277,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     }
 
     package func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String> {
-        try await ledgerWork { [ledger] in try ledger.deliveredParts(messageID: messageID, mailbox: mailbox) }
+        try await ledger.deliveredParts(ofMessage: messageID, mailbox: mailbox)
     }
 
     /// Records a custom-scheme URL for its handler, unless the handler (or `requesterUID`, when
@@ -280,9 +286,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
                            requesterUID: UInt32? = nil) async throws -> (deliveryID: String, sequence: Int64) {
         let reservation = try reserve(bundleIdentifier: bundleIdentifier, userID: requesterUID, bytes: Int64(url.utf8.count)).get()
         defer { ledger.pendingTally.release(reservation) }
-        let record = try await ledgerWork { [ledger] in
-            try ledger.recordURL(bundleIdentifier: bundleIdentifier, url: url, sourceApplication: sourceApplication, requesterUID: requesterUID)
-        }
+        let record = try await ledger.recordURLDelivery(url, bundleIdentifier: bundleIdentifier, sourceApplication: sourceApplication,
+                                                        requesterUID: requesterUID, at: Date())
         return (record.deliveryID.protocolText, record.sequence)
     }
 
@@ -303,57 +308,72 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try await blocking {
             try QuarantineEntry.move(name: name, in: folder, to: directory, mailbox: mailbox, reason: reason, origin: origin, quarantine: quarantine)
         }
+        let note = UndeliveredDocument(outcome: .quarantined, inbox: Self.folder(of: origin), sourcePath: origin,
+                                       originalName: InboxNames.display(name), mailbox: mailbox, reason: reason)
+        do {
+            try await ledger.noteUndelivered([note])
+        } catch {
+            // The file is in the quarantine with its reason file; only its history lacks it.
+            logger.warning("the quarantined file's history could not be written: \(error)", metadata: ["path": "\(origin)"])
+        }
+    }
+
+    /// Notes a mail part no handler took in the history (the message keeps it).
+    package func noteSkipped(_ part: SkippedPart) async {
+        let note = UndeliveredDocument(outcome: .skipped, inbox: part.messagePath, sourcePath: part.messagePath,
+                                       originalName: part.fileName, mailbox: part.mailbox, size: part.size,
+                                       contentType: part.contentType, reason: part.reason, messageID: part.messageID, partPath: part.partPath)
+        do {
+            try await ledger.noteUndelivered([note])
+        } catch {
+            logger.warning("the skipped attachment's history could not be written: \(error)", metadata: ["path": "\(part.messagePath)"])
+        }
+    }
+
+    /// Documents' histories (``HistoryLedger/history(_:)``), for `docroutectl history` and the
+    /// socket's `history` request.
+    package func history(_ query: HistoryQuery) async throws -> [DocumentHistory] {
+        try await ledger.history(query)
+    }
+
+    /// Prunes the history older than `days` now, then every hour, until cancelled: in chunks of
+    /// a thousand rows, so the ledger's writer is never held for long.
+    package func runHistoryPruning(days: Int) async {
+        while !Task.isCancelled {
+            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
+            var removed = 0
+            while !Task.isCancelled {
+                guard let count = try? await ledger.pruneHistory(before: cutoff, limit: 1_000) else { break }
+                removed += count
+                if count < 1_000 { break }
+            }
+            if removed > 0 {
+                logger.info("history pruned", metadata: ["documents": "\(removed)", "history_days": "\(days)"])
+            }
+            try? await Task.sleep(for: .seconds(3_600))
+        }
     }
 
     package func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery] {
-        let pending = try await ledgerWork { [ledger] in
-            try ledger.pendingEvents(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit)
-        }
-        return pending.compactMap { pending in
-            guard let event = Self.event(for: pending) else { return nil }
-            return OwedDelivery(sequence: pending.sequence, event: event)
-        }
+        try await ledger.owed(bundleIdentifier: bundleIdentifier, afterSequence: sequence, limit: limit)
     }
 
     package func owedCount(bundleIdentifier: String) async throws -> Int {
-        try await ledgerWork { [ledger] in try ledger.pendingCount(bundleIdentifier: bundleIdentifier) }
+        try await ledger.owedCount(bundleIdentifier: bundleIdentifier)
     }
 
-    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
-        var grouped: [String: (bundle: String, handled: Bool, ids: [UUID])] = [:]
-        for ack in acknowledgements {
-            guard let id = UUID(canonicalText: ack.deliveryID) else { continue }
-            grouped["\(ack.bundleIdentifier)|\(ack.handled)", default: (ack.bundleIdentifier, ack.handled, [])].ids.append(id)
-        }
-        let groups = Array(grouped.values)
-        try await ledgerWork { [ledger] in
-            for group in groups {
-                _ = try ledger.acknowledge(deliveryIDs: group.ids, handled: group.handled, bundleIdentifier: group.bundle)
-            }
-        }
+    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement], notices: [DeliveryNotice]) async throws {
+        try await ledger.acknowledge(acknowledgements, notices: notices)
     }
 
-    package func ledgerStatistics() async -> DeliveryLedger.Statistics? {
-        try? await ledgerWork { [ledger] in try ledger.stats() }
+    package func ledgerStatistics() async -> LedgerStatistics? {
+        try? await ledger.statistics()
     }
 
-    static func event(for record: PendingEvent) -> DocumentEvent? {
-        var annotation: [String: PropertyListValue] = [:]
-        // Read for every document sent; JSONDecoder took 4% of the daemon's time in a burst here.
-        if let text = record.annotation, let json = JSONValue(parsingJSON: text),
-           case .dictionary(let object)? = PropertyListValue(json) {
-            annotation = object
-        }
-        let id = record.deliveryID.lowercased()
-        switch record.kind {
-        case .url:
-            guard let url = record.url else { return nil }
-            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: false, sourceApplication: record.sourceApplication, annotation: annotation)
-        case .file:
-            guard let path = record.finalPath, let url = try? FileURL.string(forAbsolutePath: Array(path.utf8)) else { return nil }
-            return DocumentEvent(deliveryID: id, urlString: url, isFileURL: true, contentType: record.contentType,
-                                 mailbox: record.mailbox, sourceApplication: record.sourceApplication, annotation: annotation)
-        }
+    /// The folder of `path` (an inbox file's inbox).
+    static func folder(of path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func component(_ name: [UInt8]) -> FilePath.Component {

@@ -19,12 +19,17 @@ package protocol DeliveryBackend: Sendable {
     func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws
     /// The part paths of message `messageID` already delivered into `mailbox` (committed or later).
     func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String>
+    /// Notes in the history a mail part no handler took (it stays in its message).
+    func noteSkipped(_ part: SkippedPart) async
     /// Returns once the work already handed to the backend (a batch's source removals) is done:
     /// the inbox folders it uses may be closed after that.
     func settle() async
 }
 
 extension DeliveryBackend {
+    /// Keeps no history (a backend without a ledger, as in tests).
+    package func noteSkipped(_ part: SkippedPart) async {}
+
     /// Copies a batch durably (group commit) and records it; returns once it is committed.
     package func deliver(_ batch: [DocumentDelivery]) async -> [DocumentDeliveryOutcome] {
         await submit(batch).outcomes

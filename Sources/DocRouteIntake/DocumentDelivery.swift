@@ -1,5 +1,6 @@
 import DocRoutePlatform
 import DocRouteProtocol
+import Foundation
 
 /// One document to copy into a handler's sandbox, already opened, typed and routed.
 package struct DocumentDelivery: Sendable {
@@ -32,6 +33,13 @@ package struct DocumentDelivery: Sendable {
     /// The uid whose `open` asked for it, when that uid's pending deliveries are limited
     /// (`max_pending_per_uid`); nil for an inbox's file.
     package var requesterUID: UInt32?
+    /// For its history: when intake saw it (opened, typed and routed it), the inbox it came
+    /// from, its MIME type, how its type was decided, and why it goes to its handler.
+    package var seenAt = Date()
+    package var inbox: String?
+    package var mimeType: String?
+    package var typedBy: String?
+    package var routedBy: String?
 
     /// The document's name as it came, for logs: a mail part's name as the mail spelled it, else
     /// the name the copy starts from, else the source's.
@@ -43,7 +51,8 @@ package struct DocumentDelivery: Sendable {
     package init(source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
                 owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
-                fileName: String? = nil, messageID: String? = nil, partPath: String? = nil) {
+                fileName: String? = nil, messageID: String? = nil, partPath: String? = nil,
+                mimeType: String? = nil, typedBy: String? = nil, routedBy: String? = nil) {
         self.source = source.withoutHead
         self.sourceFolder = sourceFolder
         self.sourceName = sourceName
@@ -59,5 +68,8 @@ package struct DocumentDelivery: Sendable {
         self.fileName = fileName
         self.messageID = messageID
         self.partPath = partPath
+        self.mimeType = mimeType
+        self.typedBy = typedBy
+        self.routedBy = routedBy
     }
 }

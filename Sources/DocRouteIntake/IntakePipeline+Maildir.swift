@@ -192,10 +192,14 @@ extension IntakePipeline {
             let done = (try? await backend.deliveredParts(messageID: messageKey, mailbox: SandboxName.sanitizedComponent(mailbox))) ?? []
             var message = MessageInProgress(arrival: arrival, newFolder: newFolder, path: path)
             var unrecoverable: [MaildirAttachment] = []
+            var skipped: [SkippedPart] = []
             for info in extraction.oversized {
                 logger.warning("attachment skipped: over max_file_size (\(configuration.maxFileSize) bytes)", metadata: [
                     "path": "\(path)", "mail-part": "\(info.partPath)", "original-name": "\(info.fileName)", "mail-message-id": "\(messageKey)",
                 ])
+                skipped.append(SkippedPart(messagePath: path, messageID: messageKey, partPath: info.partPath, fileName: info.fileName,
+                                           mailbox: mailbox, size: nil, contentType: nil,
+                                           reason: "over max_file_size (\(configuration.maxFileSize) bytes)"))
             }
             for attachment in extraction.attachments {
                 if done.contains(attachment.partPath) {
@@ -217,6 +221,10 @@ extension IntakePipeline {
                     continue
                 case .refused(let classification, _):
                     reader.discard(attachment.temporaryName)
+                    skipped.append(SkippedPart(messagePath: path, messageID: messageKey, partPath: attachment.partPath,
+                                               fileName: attachment.fileName, mailbox: mailbox, size: attachment.size,
+                                               contentType: classification.contentType,
+                                               reason: "no handler claims \(classification.contentType); recorded in the quarantine"))
                     let part = MailPartInMessage(arrival: arrival, inbox: inbox, mailbox: mailbox, messageKey: messageKey, messagePath: path)
                     if !quarantineMailPart(attachment, classification: classification, in: part) { message.unrecorded = true }
                     continue
@@ -248,6 +256,7 @@ extension IntakePipeline {
                 }
             }
             messages.append(message)
+            for part in skipped { await backend.noteSkipped(part) }
         }
 
         let outcomes = deliveries.isEmpty ? [] : await backend.deliver(deliveries)
@@ -340,6 +349,7 @@ extension IntakePipeline {
         delivery.fileName = attachment.fileName
         delivery.messageID = messageKey
         delivery.partPath = attachment.partPath
+        delivery.inbox = messagePath
         return .deliver(delivery)
     }
 

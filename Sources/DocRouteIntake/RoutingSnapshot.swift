@@ -18,6 +18,8 @@ package struct RoutingSnapshot: Sendable {
     /// The owner of each handler's copies (``HandlerAccount/copyOwner(for:)``), by bundle
     /// identifier, resolved when the snapshot is made; a handler missing here keeps docrouted's.
     package var owners: [String: (uid: UInt32, gid: UInt32)]
+    /// Why each type goes where it goes, worked out on first use (see ``routeReason(_:handler:)``).
+    let routeReasons = RouteReasons()
 
     /// A snapshot of `registry` and `defaults`; looks up each handler's user once.
     package init(registry: HandlerRegistry, defaults: AdminDefaults, mimeDatabase: MIMEDatabase, containersDirectory: String) {
@@ -90,6 +92,31 @@ package struct RoutingSnapshot: Sendable {
             contentType: classification.contentType, bundleIdentifier: handler.bundleIdentifier,
             owner: copyOwner(of: handler), sourceApplication: sourceApplication,
             // mailbox, originalFilename and size are added by the delivery itself.
-            annotation: [:])
+            annotation: [:], mimeType: classification.mimeType, typedBy: classification.decidedBy.rawValue,
+            routedBy: routeReason(classification, handler: handler.bundleIdentifier))
+    }
+
+    /// Why a document of this type goes to `handler`, for its history, in a few words (`default`,
+    /// `rank Owner`, `role Editor`, `only handler`…; `docroutectl route` gives the whole
+    /// explanation): worked out once per type and snapshot, as every document of a type goes the
+    /// same way until the next reload. The words are kept short: they are written with every row.
+    func routeReason(_ classification: TypeClassification, handler: String) -> String {
+        let (winner, reason) = routeReasons.reason(classification.contentType, classification.innerContentType) {
+            let selection = selector.select(contentType: classification.contentType, innerContentType: classification.innerContentType)
+            return (selection.bundleIdentifier, Self.shortReason(selection))
+        }
+        return winner == handler ? reason : "Open In…"
+    }
+
+    /// What decided a selection, as ``HandlerSelector``'s tie-break does, in a few words.
+    static func shortReason(_ selection: HandlerSelection) -> String {
+        guard let winner = selection.candidates.first else { return "no handler" }
+        guard selection.candidates.count > 1 else { return winner.isAdminDefault ? "default" : "only handler" }
+        let other = selection.candidates[1]
+        if winner.claimsInnerType && !other.claimsInnerType { return "inner type" }
+        if winner.isAdminDefault && !other.isAdminDefault { return "default" }
+        if winner.rank != other.rank { return "rank \(winner.rank.rawValue)" }
+        if winner.role != other.role { return "role \(winner.role.rawValue)" }
+        return "name order"
     }
 }

@@ -2,6 +2,7 @@ import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import GRDB
+import Logging
 import SystemPackage
 
 #if canImport(Glibc)
@@ -119,5 +120,16 @@ extension DeliveryLedger {
                 code: .ledgerDamaged,
                 message: "The delivery ledger \(path.string) (or its -wal file) was removed or replaced while docrouted used it; what it recorded since is lost with it. \(DeliveryError.advice(for: .ledgerDamaged))"))
         }
+    }
+}
+
+extension DeliveryLedger {
+    package func checkIntegrity() async throws -> [String] {
+        let problems = try await readAsync("check the ledger") { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        return problems == ["ok"] ? [] : problems
+    }
+
+    package func watch(logger: Logger, problem: @escaping @Sendable (DeliveryError) -> Void) throws -> any LedgerWatching {
+        try LedgerWatch(ledger: self, logger: logger, problem: problem)
     }
 }

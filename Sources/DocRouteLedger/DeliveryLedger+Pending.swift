@@ -10,9 +10,10 @@ extension DeliveryLedger {
     /// What a statement returns for ``pendingChange(_:count:)``.
     static let pendingColumns = "bundleIdentifier, \(pendingBytes), requesterUID"
 
-    static func pendingChange(_ row: Row, count: Int) -> PendingTally.Change {
-        let bytes: Int64 = row[1]
-        return PendingTally.Change(bundleIdentifier: row[0], userID: (row[2] as Int64?).map { UInt32(truncatingIfNeeded: $0) },
+    /// The change of the ``pendingColumns`` read from column `offset` on.
+    static func pendingChange(_ row: Row, from offset: Int = 0, count: Int) -> PendingTally.Change {
+        let bytes: Int64 = row[offset + 1]
+        return PendingTally.Change(bundleIdentifier: row[offset], userID: (row[offset + 2] as Int64?).map { UInt32(truncatingIfNeeded: $0) },
                                    count: count, bytes: Int64(count) * bytes)
     }
 
@@ -23,7 +24,7 @@ extension DeliveryLedger {
             var users: [UInt32: PendingTally.Amount] = [:]
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT bundleIdentifier, requesterUID, COUNT(*), SUM(\(Self.pendingBytes))
-                FROM delivery WHERE state = 'committed' GROUP BY bundleIdentifier, requesterUID
+                FROM delivery WHERE acknowledgedAt IS NULL AND state = 'committed' GROUP BY bundleIdentifier, requesterUID
                 """)
             while let row = try rows.next() {
                 let count: Int = row[2]

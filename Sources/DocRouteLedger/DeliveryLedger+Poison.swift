@@ -1,26 +1,10 @@
 import Foundation
 import GRDB
 
-/// Poison marks: one input must never stop the daemon twice (else it crashes at every restart).
-///
-/// A mark is written, durably, before docrouted starts walking a package and removed once it is
-/// done with it, delivered or not. A mark still there at the next start means the daemon stopped
-/// while it had that input in hand. If the daemon crashed (its crash marker says so), the input is
-/// poisoned at once. If it was only killed (SIGKILL, power loss), the kill says nothing about the
-/// input: it is tried again (an administrator's `kill -9` must not cost a document its delivery),
-/// and the interruptions are counted for the reason text. The intake quarantines a poisoned input,
-/// with the reason, instead of touching it again.
+/// Poison marks (see ``PoisonMarkLedger``) on the SQLite ledger: the `intakePoison` table.
 extension DeliveryLedger {
-    /// A mark left by a run that stopped.
-    package struct PoisonMark: Sendable, Hashable {
-        package var sourcePath: String
-        package var startedAt: Date
-        package var interruptions: Int
-        package var poisoned: Bool
-    }
-
     /// Marks `sourcePath` as in hand (durable before this returns).
-    package func markInHand(_ sourcePath: String, at date: Date = Date()) throws {
+    package func markInHand(_ sourcePath: String, at date: Date) throws {
         do {
             try pool.write { db in
                 try db.execute(sql: """

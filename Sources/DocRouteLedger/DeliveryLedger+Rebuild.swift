@@ -25,17 +25,11 @@ extension DeliveryLedger {
     }
 
     /// Writes `records` into this (new, empty) ledger in one transaction, in the order given:
-    /// each row keeps its state, and every row past `staged` gets the next sequence.
+    /// each row keeps its state, and its id, the next, is its sequence.
     package func rebuild(_ records: [LedgerRecord]) throws {
         try write("rebuild the ledger") { db in
-            try Self.insert(records, db)
-            var last = try Int64.fetchOne(db, sql: "SELECT last FROM ledgerSequence WHERE id = 1") ?? 0
-            let update = try db.cachedStatement(sql: "UPDATE delivery SET sequence = ? WHERE deliveryID = ?")
-            for record in records where record.state != .staged {
-                last += 1
-                try update.execute(arguments: [last, record.deliveryID.ledgerText])
-            }
-            try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
+            let ids = try Self.insert(records, db)
+            committing { last in last = max(last, ids.last ?? 0) }
         }
         try loadPendingTally()
     }

@@ -19,7 +19,7 @@ import Glibc
 ///
 /// All methods block on SQLite; call them from a thread that may block. They throw
 /// ``DeliveryError`` (`ledger`, or `noSpace` when the disk is full).
-package final class DeliveryLedger: Sendable {
+package final class DeliveryLedger: Ledger {
     /// The database file.
     package let path: FilePath
     let pool: DatabasePool
@@ -34,6 +34,16 @@ package final class DeliveryLedger: Sendable {
     package let pendingTally = PendingTally()
     /// Told when the ledger turns out damaged, gone or replaced while the daemon runs.
     let damageHandler = Mutex<(@Sendable (DeliveryError) -> Void)?>(nil)
+    /// What commits need to keep the row id the commit order (see ``commit(_:_:at:staged:lastCommitted:owed:)``).
+    let sequencing = Mutex(Sequencing())
+
+    struct Sequencing {
+        /// The ids of rows this ledger staged and has not committed or discarded yet.
+        var staged: [UUID: Int64] = [:]
+        /// The highest id committed so far (or, after a crash, staged: recovery then gives the
+        /// rows it commits new ids, harmlessly).
+        var lastCommitted: Int64 = 0
+    }
 
     /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it. A state
     /// directory created here gets `directoryMode` whatever the umask.
@@ -83,6 +93,8 @@ package final class DeliveryLedger: Sendable {
                 throw Self.damaged(path, "quick_check: \(problems.prefix(3).joined(separator: "; "))")
             }
             try loadPendingTally()
+            let last = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM delivery") } ?? 0
+            sequencing.withLock { $0.lastCommitted = last }
         } catch {
             var failure = Self.ledgerError("open the delivery ledger \(path.string)", error)
             if Self.isDamage(error) && failure.code != .ledgerDamaged {
@@ -114,97 +126,6 @@ package final class DeliveryLedger: Sendable {
         }
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("deliveries") { db in
-            // `id` is the staging order; `sequence` the commit order, given at commit from
-            // `ledgerSequence` so that it only ever grows, even when a URL is committed while a
-            // batch of files is staged or old rows are removed.
-            try db.execute(sql: """
-                CREATE TABLE delivery (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    deliveryID TEXT NOT NULL UNIQUE,
-                    sequence INTEGER UNIQUE,
-                    bundleIdentifier TEXT NOT NULL,
-                    kind TEXT NOT NULL CHECK (kind IN ('file', 'url')),
-                    url TEXT,
-                    mailbox TEXT,
-                    originalName TEXT,
-                    extensionChain TEXT,
-                    containerPath TEXT,
-                    finalPath TEXT,
-                    finalDevice INTEGER,
-                    finalInode INTEGER,
-                    temporaryPath TEXT,
-                    contentType TEXT,
-                    size INTEGER,
-                    sha256 TEXT,
-                    sourceApplication TEXT,
-                    annotation TEXT,
-                    state TEXT NOT NULL CHECK (state IN ('staged', 'committed', 'acknowledged', 'declined')),
-                    sourcePath BLOB,
-                    sourceDevice INTEGER,
-                    sourceInode INTEGER,
-                    sourceSize INTEGER,
-                    sourceMtimeNs INTEGER,
-                    messageID TEXT,
-                    partPath TEXT,
-                    createdAt DATETIME NOT NULL,
-                    committedAt DATETIME,
-                    acknowledgedAt DATETIME,
-                    sourceRemovedAt DATETIME
-                );
-                CREATE INDEX delivery_pending ON delivery (bundleIdentifier, sequence) WHERE state = 'committed';
-                CREATE INDEX delivery_handler_state ON delivery (bundleIdentifier, state);
-                CREATE INDEX delivery_staged ON delivery (id) WHERE state = 'staged';
-                CREATE INDEX delivery_source ON delivery (sourceDevice, sourceInode) WHERE sourceInode IS NOT NULL;
-                CREATE INDEX delivery_source_kept ON delivery (id)
-                    WHERE kind = 'file' AND state <> 'staged' AND sourceRemovedAt IS NULL;
-                CREATE INDEX delivery_message ON delivery (messageID, partPath) WHERE messageID IS NOT NULL;
-                CREATE INDEX delivery_committed_at ON delivery (committedAt);
-                CREATE TABLE ledgerSequence (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    last INTEGER NOT NULL
-                );
-                INSERT INTO ledgerSequence (id, last) VALUES (1, 0);
-                """)
-        }
-        // Inputs in hand when the daemon stopped (see DeliveryLedger+Poison.swift).
-        migrator.registerMigration("intakePoison") { db in
-            try db.execute(sql: """
-                CREATE TABLE intakePoison (
-                    sourcePath TEXT PRIMARY KEY NOT NULL,
-                    startedAt DATETIME NOT NULL,
-                    interruptions INTEGER NOT NULL DEFAULT 0,
-                    poisoned INTEGER NOT NULL DEFAULT 0
-                );
-                """)
-        }
-        // Staged rows have no commit time: indexing their NULL cost an index insert at staging and
-        // a delete at commit for every file. Only the commit times are read (`committedAt >= ?`).
-        migrator.registerMigration("committedAtIndexPartial") { db in
-            try db.execute(sql: """
-                DROP INDEX delivery_committed_at;
-                CREATE INDEX delivery_committed_at ON delivery (committedAt) WHERE committedAt IS NOT NULL;
-                """)
-        }
-        // Who asked (`open`) for a delivery, so what one user may leave waiting is counted
-        // across restarts (max_pending_per_uid).
-        migrator.registerMigration("requesterUID") { db in
-            try db.execute(sql: "ALTER TABLE delivery ADD COLUMN requesterUID INTEGER")
-        }
-        // When a retention sweep settled an acknowledged copy (removed it, or found it gone), so the
-        // next sweep reads only the copies still to settle (DeliveryLedger+Retention.swift).
-        migrator.registerMigration("copyRemovedAt") { db in
-            try db.execute(sql: """
-                ALTER TABLE delivery ADD COLUMN copyRemovedAt DATETIME;
-                CREATE INDEX delivery_acknowledged_copies ON delivery (bundleIdentifier, acknowledgedAt, id)
-                    WHERE state = 'acknowledged' AND kind = 'file' AND copyRemovedAt IS NULL;
-                """)
-        }
-        return migrator
-    }
-
     // MARK: Errors
 
     package static func ledgerError(_ doing: String, _ error: any Error, file: String = #fileID, line: Int = #line) -> DeliveryError {
@@ -219,7 +140,7 @@ package final class DeliveryLedger: Sendable {
         switch (error as? DatabaseError)?.resultCode {
         case .SQLITE_FULL?: code = .noSpace
         case .SQLITE_READONLY?: code = .readOnly
-        default: code = .ledger
+        default: return DeliveryError.wrapping(doing, error, file: file, line: line)
         }
         return DeliveryError(
             code: code,
@@ -238,6 +159,26 @@ package final class DeliveryLedger: Sendable {
     func read<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// ``write(_:file:line:_:)`` for async callers: on GRDB's writer, the caller suspended.
+    func writeAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
+                                 _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// ``read(_:file:line:_:)`` for async callers: on one of GRDB's readers, the caller suspended.
+    func readAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
+                                _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
         } catch {
             throw reported(Self.ledgerError(doing, error, file: file, line: line))
         }
@@ -267,32 +208,40 @@ package final class DeliveryLedger: Sendable {
     /// first: what it is owed, in the order the copies were committed. Only what an event needs
     /// is read (``PendingEvent``): the dispatcher reads this once per quarter window.
     package func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int) throws -> [PendingEvent] {
-        try read("read pending deliveries") { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT \(PendingEvent.columns) FROM delivery
-                WHERE bundleIdentifier = ? AND state = 'committed' AND sequence > ?
-                ORDER BY sequence LIMIT ?
-                """)
-            let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
-            var events: [PendingEvent] = []
-            while let row = try rows.next() {
-                let kindText: String = row[2]
-                guard let kind = LedgerRecord.Kind(rawValue: kindText) else {
-                    throw DeliveryError(code: .ledger, message: "The ledger row of \((row[1] as String).debugDescription) has kind \(kindText.debugDescription), which this docrouted does not know.")
-                }
-                events.append(PendingEvent(sequence: row[0], deliveryID: row[1], kind: kind, url: row[3], finalPath: row[4],
-                                           contentType: row[5], mailbox: row[6], sourceApplication: row[7], annotation: row[8]))
+        try read("read pending deliveries") { db in try pendingEvents(bundleIdentifier: bundleIdentifier, after: sequence, limit: limit, db) }
+    }
+
+    func pendingEvents(bundleIdentifier: String, after sequence: Int64, limit: Int, _ db: Database) throws -> [PendingEvent] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT \(PendingEvent.columns) FROM delivery
+            WHERE bundleIdentifier = ? AND acknowledgedAt IS NULL AND id > ? AND state = 'committed'
+            ORDER BY id LIMIT ?
+            """)
+        let rows = try Row.fetchCursor(statement, arguments: [bundleIdentifier, sequence, limit])
+        var events: [PendingEvent] = []
+        while let row = try rows.next() {
+            let kindText: String = row[2]
+            guard let kind = LedgerRecord.Kind(rawValue: kindText) else {
+                throw DeliveryError(code: .ledger, message: "The ledger row of \((row[1] as String).debugDescription) has kind \(kindText.debugDescription), which this docrouted does not know.")
             }
-            return events
+            events.append(PendingEvent(sequence: row[0], deliveryID: row[1], kind: kind, url: row[3], finalPath: row[4],
+                                       contentType: row[5], mailbox: row[6], sourceApplication: row[7], annotation: row[8]))
         }
+        return events
     }
 
     /// How many committed deliveries a handler has not acknowledged.
     package func pendingCount(bundleIdentifier: String) throws -> Int {
-        try read("count pending deliveries") { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE bundleIdentifier = ? AND state = 'committed'",
-                             arguments: [bundleIdentifier]) ?? 0
-        }
+        try read("count pending deliveries") { db in try pendingCount(bundleIdentifier: bundleIdentifier, db) }
+    }
+
+    func pendingCount(bundleIdentifier: String, _ db: Database) throws -> Int {
+        // Named, or SQLite (without statistics) would count through all of the handler's history.
+        try Int.fetchOne(db, sql: """
+            SELECT COUNT(*) FROM delivery INDEXED BY delivery_owed
+            WHERE bundleIdentifier = ? AND acknowledgedAt IS NULL AND state = 'committed'
+            """,
+                         arguments: [bundleIdentifier]) ?? 0
     }
 
     /// Records that a handler took (`handled`) or declined deliveries, all in one transaction.
@@ -303,31 +252,41 @@ package final class DeliveryLedger: Sendable {
     @discardableResult
     package func acknowledge(deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date = Date()) throws -> [UUID] {
         guard !deliveryIDs.isEmpty else { return [] }
-        let newState = handled ? LedgerRecord.State.acknowledged : .declined
         var taken: [PendingTally.Change] = []
         let unknown = try write("record acknowledgements") { db in
-            var unknown: [UUID] = []
-            let update = try db.cachedStatement(sql: """
-                UPDATE delivery SET state = ?, acknowledgedAt = ?
-                WHERE deliveryID = ? AND bundleIdentifier = ? AND state = 'committed'
-                RETURNING \(Self.pendingColumns)
-                """)
-            let check = try db.cachedStatement(sql: """
-                SELECT 1 FROM delivery WHERE deliveryID = ? AND bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
-                """)
-            let dateValue = date.ledgerValue
             taken.removeAll()
-            for deliveryID in deliveryIDs {
-                if let row = try Row.fetchOne(update, arguments: [newState.rawValue, dateValue, deliveryID.ledgerText, bundleIdentifier]) {
-                    taken.append(Self.pendingChange(row, count: -1))
-                } else if try Int.fetchOne(check, arguments: [deliveryID.ledgerText, bundleIdentifier]) == nil {
-                    unknown.append(deliveryID)
-                }
-            }
-            return unknown
+            return try acknowledge(deliveryIDs, handled: handled, bundleIdentifier: bundleIdentifier, at: date, db, taken: &taken)
         }
         pendingTally.record(taken)
         return unknown
+    }
+
+    /// ``acknowledge(deliveryIDs:handled:bundleIdentifier:at:)`` within a transaction, in one
+    /// statement (and one more when some were not acknowledged now, to tell those settled before
+    /// from those unknown); `taken` gets what each acknowledged row takes off its handler's
+    /// pending tally.
+    func acknowledge(_ deliveryIDs: [UUID], handled: Bool, bundleIdentifier: String, at date: Date, _ db: Database,
+                     taken: inout [PendingTally.Change]) throws -> [UUID] {
+        let newState = handled ? LedgerRecord.State.acknowledged : .declined
+        // `+bundleIdentifier`: found by delivery id, not by walking the handler's history.
+        let update = try db.cachedStatement(sql: """
+            UPDATE delivery SET state = ?, acknowledgedAt = ?
+            WHERE deliveryID IN (SELECT value FROM json_each(?)) AND +bundleIdentifier = ? AND state = 'committed'
+            RETURNING deliveryID, \(Self.pendingColumns)
+            """)
+        let identifiers = Self.jsonArray(deliveryIDs)
+        var settled: Set<String> = []
+        let rows = try Row.fetchCursor(update, arguments: [newState.rawValue, date.ledgerValue, identifiers, bundleIdentifier])
+        while let row = try rows.next() {
+            settled.insert(row[0])
+            taken.append(Self.pendingChange(row, from: 1, count: -1))
+        }
+        guard settled.count < deliveryIDs.count else { return [] }
+        let before = try String.fetchSet(db, sql: """
+            SELECT deliveryID FROM delivery
+            WHERE deliveryID IN (SELECT value FROM json_each(?)) AND +bundleIdentifier = ? AND state IN ('acknowledged', 'declined')
+            """, arguments: [identifiers, bundleIdentifier])
+        return deliveryIDs.filter { !settled.contains($0.ledgerText) && !before.contains($0.ledgerText) }
     }
 
     /// Records a custom-scheme URL delivery, committed at once; `requesterUID` is the uid whose
@@ -347,12 +306,20 @@ package final class DeliveryLedger: Sendable {
             createdAt: date, committedAt: date, requesterUID: requesterUID)
         var owed: [PendingTally.Change] = []
         record.sequence = try write("record a URL delivery") { db in
-            owed.removeAll()
-            try Self.insert([record], db)
-            return try Self.commit([deliveryID], db, at: date, owed: &owed)[deliveryID] ?? 0
+            owed = []
+            return try insertCommitted(record, db, owed: &owed)
         }
         pendingTally.record(owed)
         return record
+    }
+
+    /// Inserts a delivery that is committed at once (a URL): its id, the next, is its sequence.
+    func insertCommitted(_ record: LedgerRecord, _ db: Database, owed: inout [PendingTally.Change]) throws -> Int64 {
+        let id = try Self.insert([record], db)[0]
+        committing { $0 = max($0, id) }
+        owed.append(PendingTally.Change(bundleIdentifier: record.bundleIdentifier, userID: record.requesterUID, count: 1,
+                                        bytes: (record.size ?? 0) + Int64(record.url?.utf8.count ?? 0)))
+        return id
     }
 
     /// One delivery by its id, in any state.
@@ -458,12 +425,14 @@ package final class DeliveryLedger: Sendable {
     /// The part paths of message `messageID` delivered into `mailbox` (committed or later): one
     /// indexed read per message, so a message re-read after a crash skips what is done.
     package func deliveredParts(messageID: String, mailbox: String) throws -> Set<String> {
-        try read("look up a message's delivered attachments") { db in
-            let paths = try String.fetchAll(db, sql: """
-                SELECT partPath FROM delivery
-                WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
-                """, arguments: [messageID, mailbox])
-            return Set(paths)
-        }
+        try read("look up a message's delivered attachments") { db in try deliveredParts(messageID: messageID, mailbox: mailbox, db) }
+    }
+
+    func deliveredParts(messageID: String, mailbox: String, _ db: Database) throws -> Set<String> {
+        let paths = try String.fetchAll(db, sql: """
+            SELECT partPath FROM delivery
+            WHERE messageID = ? AND mailbox = ? AND partPath IS NOT NULL AND state <> 'staged'
+            """, arguments: [messageID, mailbox])
+        return Set(paths)
     }
 }

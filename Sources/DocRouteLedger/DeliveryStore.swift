@@ -31,6 +31,14 @@ package protocol DeliveryStore: Sendable {
     func owed(bundleIdentifier: String, afterSequence sequence: Int64, limit: Int) async throws -> [OwedDelivery]
     /// How many deliveries the handler is owed.
     func owedCount(bundleIdentifier: String) async throws -> Int
+    /// Records acknowledgements, and which deliveries their handlers were told of (for their
+    /// history), durably, in one transaction for the batch.
+    func acknowledge(_ acknowledgements: [DeliveryAcknowledgement], notices: [DeliveryNotice]) async throws
+}
+
+extension DeliveryStore {
     /// Records acknowledgements durably (one transaction for the batch).
-    func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws
+    package func acknowledge(_ acknowledgements: [DeliveryAcknowledgement]) async throws {
+        try await acknowledge(acknowledgements, notices: [])
+    }
 }

@@ -1,6 +1,5 @@
 import DocRoutePlatform
 import Foundation
-import GRDB
 import SystemPackage
 
 /// One delivery in the ledger: a file copied into a handler's sandbox, or a custom-scheme URL,
@@ -29,7 +28,8 @@ package struct LedgerRecord: Sendable, Hashable {
 
     /// The delivery's identifier: never changes, so a handler can drop duplicates.
     package var deliveryID: UUID
-    /// The commit order (from 1, increasing forever, per ledger); 0 while ``state`` is `staged`.
+    /// The commit order: increasing forever, per ledger, with gaps (a discarded row leaves one);
+    /// 0 while ``state`` is `staged`.
     package var sequence: Int64
     /// The handler's bundle identifier.
     package var bundleIdentifier: String
@@ -91,6 +91,20 @@ package struct LedgerRecord: Sendable, Hashable {
     /// The uid whose `open` asked for it, counted against its `max_pending_per_uid`; nil for an
     /// inbox's file (and a request whose uid is not limited).
     package var requesterUID: UInt32?
+    /// When intake saw the file (opened, typed and routed it); nil for a URL.
+    package var seenAt: Date?
+    /// The inbox it came from (for a mail part, the Maildir).
+    package var inbox: String?
+    /// Its MIME type, as typing found it.
+    package var mimeType: String?
+    /// How its type was decided (`extension`, `content`, `mime`, `dynamic`).
+    package var typedBy: String?
+    /// Why it went to its handler.
+    package var routedBy: String?
+    /// When its handler was last told of it, how (`launch`, `openURL`), and on which connection.
+    package var notifiedAt: Date?
+    package var notifiedBy: String?
+    package var notifiedTo: String?
 
     /// Creates a record; the ledger fills in ``sequence`` and the dates it owns.
     package init(
@@ -124,7 +138,15 @@ package struct LedgerRecord: Sendable, Hashable {
         committedAt: Date? = nil,
         acknowledgedAt: Date? = nil,
         sourceRemovedAt: Date? = nil,
-        requesterUID: UInt32? = nil
+        requesterUID: UInt32? = nil,
+        seenAt: Date? = nil,
+        inbox: String? = nil,
+        mimeType: String? = nil,
+        typedBy: String? = nil,
+        routedBy: String? = nil,
+        notifiedAt: Date? = nil,
+        notifiedBy: String? = nil,
+        notifiedTo: String? = nil
     ) {
         self.deliveryID = deliveryID
         self.sequence = sequence
@@ -157,6 +179,14 @@ package struct LedgerRecord: Sendable, Hashable {
         self.acknowledgedAt = acknowledgedAt
         self.sourceRemovedAt = sourceRemovedAt
         self.requesterUID = requesterUID
+        self.seenAt = seenAt
+        self.inbox = inbox
+        self.mimeType = mimeType
+        self.typedBy = typedBy
+        self.routedBy = routedBy
+        self.notifiedAt = notifiedAt
+        self.notifiedBy = notifiedBy
+        self.notifiedTo = notifiedTo
     }
 
     /// The URL a handler is sent: for a file `file://` and the percent-encoded ``finalPath``
@@ -167,101 +197,4 @@ package struct LedgerRecord: Sendable, Hashable {
         case .file: return finalPath.map { URL(fileURLWithPath: $0, isDirectory: false).absoluteString }
         }
     }
-}
-
-extension LedgerRecord: FetchableRecord {
-    /// Reads a row of the `delivery` table.
-    package init(row: Row) throws {
-        let identifier: String = row["deliveryID"]
-        guard let deliveryID = UUID(canonicalText: identifier) else {
-            throw DeliveryError(code: .ledger, message: "The ledger holds a delivery id that is not a UUID: \(identifier.debugDescription).")
-        }
-        let kindText: String = row["kind"]
-        let stateText: String = row["state"]
-        guard let kind = Kind(rawValue: kindText), let state = State(rawValue: stateText) else {
-            throw DeliveryError(code: .ledger, message: "The ledger row of \(identifier) has kind \(kindText.debugDescription) and state \(stateText.debugDescription), which this docrouted does not know.")
-        }
-        let sourcePathBytes: Data? = row["sourcePath"]
-        self.init(
-            deliveryID: deliveryID,
-            sequence: (row["sequence"] as Int64?) ?? 0,
-            bundleIdentifier: row["bundleIdentifier"],
-            kind: kind,
-            url: row["url"],
-            mailbox: row["mailbox"],
-            originalName: row["originalName"],
-            extensionChain: row["extensionChain"],
-            containerPath: row["containerPath"],
-            finalPath: row["finalPath"],
-            finalDevice: (row["finalDevice"] as Int64?).map { UInt64(bitPattern: $0) },
-            finalInode: (row["finalInode"] as Int64?).map { UInt64(bitPattern: $0) },
-            temporaryPath: row["temporaryPath"],
-            contentType: row["contentType"],
-            size: row["size"],
-            sha256: row["sha256"],
-            sourceApplication: row["sourceApplication"],
-            annotation: row["annotation"],
-            state: state,
-            sourcePath: sourcePathBytes.map(Self.filePath(bytes:)),
-            sourceDevice: (row["sourceDevice"] as Int64?).map { UInt64(bitPattern: $0) },
-            sourceInode: (row["sourceInode"] as Int64?).map { UInt64(bitPattern: $0) },
-            sourceSize: row["sourceSize"],
-            sourceMtimeNs: row["sourceMtimeNs"],
-            messageID: row["messageID"],
-            partPath: row["partPath"],
-            createdAt: Date.fromLedger(row["createdAt"]) ?? Date(timeIntervalSince1970: 0),
-            committedAt: Date.fromLedger(row["committedAt"]),
-            acknowledgedAt: Date.fromLedger(row["acknowledgedAt"]),
-            sourceRemovedAt: Date.fromLedger(row["sourceRemovedAt"]),
-            // Absent from a ledger salvaged from before the column: nil.
-            requesterUID: (row["requesterUID"] as Int64?).map { UInt32(truncatingIfNeeded: $0) }
-        )
-    }
-
-    /// Paths are stored as their raw bytes: a file name on Linux need not be UTF-8, and the
-    /// recovery must find the very same name again.
-    static func bytes(of path: FilePath) -> Data {
-        path.withPlatformString { pointer in
-            Data(bytes: pointer, count: strlen(pointer))
-        }
-    }
-
-    static func filePath(bytes: Data) -> FilePath {
-        var characters = bytes.map { CChar(bitPattern: $0) }
-        characters.append(0)
-        return FilePath(platformString: characters)
-    }
-
-    /// The values of the columns, in ``DeliveryLedger``'s insert order. `dates` keeps the last
-    /// formatted date: formatting one takes microseconds and a batch's rows share their dates.
-    func insertArguments(dates: inout DateValues) -> StatementArguments {
-        [
-            deliveryID.ledgerText, bundleIdentifier, kind.rawValue, url, mailbox, originalName, extensionChain,
-            containerPath, finalPath, finalDevice.map { Int64(bitPattern: $0) }, finalInode.map { Int64(bitPattern: $0) },
-            temporaryPath, contentType, size, sha256, sourceApplication, annotation, state.rawValue,
-            sourcePath.map(Self.bytes(of:)), sourceDevice.map { Int64(bitPattern: $0) },
-            sourceInode.map { Int64(bitPattern: $0) }, sourceSize, sourceMtimeNs, messageID, partPath,
-            dates.value(createdAt), committedAt.map { dates.value($0) }, acknowledgedAt.map { dates.value($0) },
-            sourceRemovedAt.map { dates.value($0) }, requesterUID.map { Int64($0) },
-        ]
-    }
-
-    /// The database value of the dates last seen.
-    struct DateValues {
-        private var last: (Date, DatabaseValue)?
-
-        mutating func value(_ date: Date) -> DatabaseValue {
-            if let last, last.0 == date { return last.1 }
-            let value = date.ledgerValue
-            last = (date, value)
-            return value
-        }
-    }
-
-    static let insertColumns = """
-        deliveryID, bundleIdentifier, kind, url, mailbox, originalName, extensionChain, containerPath, \
-        finalPath, finalDevice, finalInode, temporaryPath, contentType, size, sha256, \
-        sourceApplication, annotation, state, sourcePath, sourceDevice, sourceInode, sourceSize, \
-        sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt, requesterUID
-        """
 }

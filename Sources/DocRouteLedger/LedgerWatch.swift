@@ -16,7 +16,7 @@ import Glibc
 ///
 /// The events are read by a thread of its own (inotify, polled every quarter second), so a busy
 /// or blocked event loop cannot delay the stop.
-package final class LedgerWatch: Sendable {
+package final class LedgerWatch: LedgerWatching {
     private let descriptor: Int32
     private let stopped = Atomic<Bool>(false)
     private let reported = Atomic<Bool>(false)

@@ -17,5 +17,5 @@ package struct PendingEvent: Sendable, Equatable {
     package var annotation: String?
 
     /// The columns, in the order ``DeliveryLedger/pendingEvents(bundleIdentifier:after:limit:)`` reads them.
-    static let columns = "sequence, deliveryID, kind, url, finalPath, contentType, mailbox, sourceApplication, annotation"
+    static let columns = "id, deliveryID, kind, url, finalPath, contentType, mailbox, sourceApplication, annotation"
 }

@@ -126,7 +126,7 @@ package final class PendingTally: Sendable {
     }
 
     /// One row's change of state, for ``record(_:)``.
-    struct Change {
+    struct Change: Sendable {
         var bundleIdentifier: String
         var userID: UInt32?
         var count: Int

@@ -74,7 +74,7 @@ package final class DaemonActivity: Sendable {
     }
 
     /// Counts from the ledger at start, after recovery and before any delivery.
-    package func seed(_ statistics: DeliveryLedger.Statistics?, now: Date = Date()) {
+    package func seed(_ statistics: LedgerStatistics?, now: Date = Date()) {
         state.withLock { $0.tally = LedgerTally(statistics: statistics, now: now) }
         textfile?.changed()
     }

@@ -38,7 +38,7 @@ package struct LedgerTally: Sendable {
         }
     }
 
-    init(statistics: DeliveryLedger.Statistics?, now: Date, days: Days = .local) {
+    init(statistics: LedgerStatistics?, now: Date, days: Days = .local) {
         self.counts = statistics?.counts ?? [:]
         self.today = statistics?.deliveredTodayByHandler ?? [:]
         self.day = days.start(now)

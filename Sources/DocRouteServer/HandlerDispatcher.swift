@@ -1,4 +1,5 @@
 import DocRouteHandlers
+import Foundation
 import DocRouteLedger
 import DocRouteProtocol
 import Logging
@@ -47,6 +48,9 @@ package actor HandlerDispatcher {
     let activity: (any DispatchObserver)?
     var subscriptions: [String: Subscription] = [:]
     var pendingAcknowledgements: [DeliveryAcknowledgement] = []
+    /// Which deliveries were sent, on which connection, for their history: written in bulk with
+    /// the acknowledgements, by the same writer.
+    var pendingNotices: [DeliveryNotice] = []
     /// Writes ``pendingAcknowledgements`` until none is left; nil when idle.
     var acknowledgementWriter: Task<Void, Never>?
     /// Called when a document is committed for a handler that no connection is subscribed as.
@@ -102,6 +106,7 @@ package actor HandlerDispatcher {
             connection.send(.subscribed(id: requestID, bundleIdentifier: handler.bundleIdentifier, pending: pending))
             if let first {
                 connection.send(.launch(first.event))
+                noteSent([first], as: .launch, on: connection)
                 activity?.sent(handler.bundleIdentifier, deliveryID: first.event.deliveryID)
                 let name = Self.originalName(of: first.event)
                 logSent(first.event, as: "launch", name: name, bundleIdentifier: handler.bundleIdentifier)
@@ -168,6 +173,21 @@ package actor HandlerDispatcher {
         }
     }
 
+    /// Keeps, for the history, that `deliveries` were sent on `connection`; the acknowledgement
+    /// writer records them in bulk.
+    func noteSent(_ deliveries: [OwedDelivery], as message: DeliveryNotice.Message, on connection: ClientConnection) {
+        guard !deliveries.isEmpty else { return }
+        let now = Date()
+        let to = "connection \(connection.id) (\(connection.credentials))"
+        for delivery in deliveries {
+            pendingNotices.append(DeliveryNotice(deliveryID: delivery.event.deliveryID, sequence: delivery.sequence,
+                                                 message: message, connection: to, at: now))
+        }
+        if acknowledgementWriter == nil {
+            acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
+    }
+
     /// Returns once every acknowledgement received so far is in the ledger (or failed to be).
     package func acknowledgementsWritten() async {
         while let writer = acknowledgementWriter { await writer.value }
@@ -176,12 +196,14 @@ package actor HandlerDispatcher {
     /// Writes buffered acknowledgements, one transaction for all that arrived meanwhile.
     private func writeAcknowledgements() async {
         defer { acknowledgementWriter = nil }
-        while !pendingAcknowledgements.isEmpty {
+        while !pendingAcknowledgements.isEmpty || !pendingNotices.isEmpty {
             let batch = pendingAcknowledgements
             pendingAcknowledgements.removeAll(keepingCapacity: true)
+            let notices = pendingNotices
+            pendingNotices.removeAll(keepingCapacity: true)
             let started = profiling ? ContinuousClock.now : nil
             do {
-                try await store.acknowledge(batch)
+                try await store.acknowledge(batch, notices: notices)
             } catch {
                 logger.error("acknowledgements could not be recorded; the documents will be sent again: \(error)")
             }
@@ -259,6 +281,7 @@ package actor HandlerDispatcher {
                 subscriptions[key]!.lastSent = delivery.sequence
                 subscriptions[key]!.inFlight[delivery.event.deliveryID] = InFlight(sequence: delivery.sequence, originalName: name)
             }
+            noteSent(owed, as: .openURL, on: connection)
             subscriptions[key]!.caughtUp = owed.count < room
             if let started, !owed.isEmpty {
                 // The step `dispatch`: the ledger read of what is owed, then the `openURL` lines.

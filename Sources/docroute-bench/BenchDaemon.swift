@@ -143,6 +143,20 @@ final class BenchDaemon: @unchecked Sendable {
     /// CPU time used by the daemon so far, in seconds (utime + stime from /proc).
     var cpuSeconds: Double { meter.cpuSeconds }
 
+    /// ``cpuSeconds`` once the daemon has gone quiet (two readings 200 ms apart differ by less
+    /// than 2 ms, at most 10 s): what it does after the last acknowledgement, freeing the
+    /// delivered sources, is part of the work per file.
+    func cpuSecondsOnceQuiet() -> Double {
+        var last = cpuSeconds
+        for _ in 0..<50 {
+            usleep(200_000)
+            let now = cpuSeconds
+            if now - last < 0.002 { return now }
+            last = now
+        }
+        return last
+    }
+
     /// Peak resident memory of the daemon (VmHWM), in MiB.
     var peakResidentMiB: Double { meter.peakResidentMiB }
 }

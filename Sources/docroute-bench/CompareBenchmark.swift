@@ -59,8 +59,8 @@ extension DocRouteBench {
                 var baseline: [Comparison.BurstSide] = []
                 // Written for the load of the moment: the burst's figures come with it.
                 progress("burst of \(files): load \(Self.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: " "))")
-                var diskLine: [Double] = []
-                var durable: [Double] = []
+                var diskLine: [(rate: Double, cpu: Double)] = []
+                var durable: [(rate: Double, cpu: Double)] = []
                 for round in 1...max(1, rounds) {
                     if rounds > 1 { progress("burst of \(files): round \(round) of \(rounds)") }
                     let fresh = freshFileSystem
@@ -74,7 +74,9 @@ extension DocRouteBench {
                 let d = Self.median(docroute), b = baseline.isEmpty ? nil : Self.median(baseline)
                 comparison.bursts.append(.init(files: files, docroute: d, baseline: b,
                                                ratio: b.flatMap { $0.filesPerSecond > 0 ? d.filesPerSecond / $0.filesPerSecond : nil },
-                                               diskLine: Self.median(diskLine), durableLoop: Self.median(durable), rounds: max(1, rounds)))
+                                               diskLine: Self.median(diskLine.map(\.rate)), durableLoop: Self.median(durable.map(\.rate)),
+                                               diskLineCPU: Self.median(diskLine.map(\.cpu)), durableLoopCPU: Self.median(durable.map(\.cpu)),
+                                               rounds: max(1, rounds)))
             }
             let mebibytes = largeMiB ?? (quick ? 8 : 1024)
             if mebibytes > 0 {
@@ -122,6 +124,7 @@ extension DocRouteBench {
             daemon.syncStaged()
             progress("burst of \(files) for docroute: renaming into the inbox")
             let memory = MemorySampler(pid: daemon.process.processIdentifier)
+            let cpuBefore = daemon.cpuSeconds
             let start = DispatchTime.now().uptimeNanoseconds
             let dropper = DispatchGroup()
             dropper.enter()
@@ -132,12 +135,14 @@ extension DocRouteBench {
             subscriber.take(until: files, stall: 30) { progress("burst of \(files) for docroute: \($0) acknowledged") }
             dropper.wait()
             let peakMemory = memory.stop()
+            let cpu = daemon.cpuSecondsOnceQuiet() - cpuBefore
             let delivered = subscriber.presentIn(daemon.sandbox, size: 4096)
             let seconds = subscriber.lastAt > start ? Double(subscriber.lastAt - start) / 1e9 : 0
             return .init(dropped: files, notified: subscriber.names.count, delivered: delivered, lost: files - delivered,
                          seconds: seconds, filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0,
                          settled: true,
-                         peakResidentMiB: daemon.peakResidentMiB, peakMemory: peakMemory)
+                         peakResidentMiB: daemon.peakResidentMiB, peakMemory: peakMemory,
+                         cpuMicrosecondsPerFile: CPUTime.perFile(cpu, files: files))
         }
 
         /// The side whose rate is the median (its lost count and memory are the worst of the rounds).
@@ -152,19 +157,21 @@ extension DocRouteBench {
         static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
         /// The disk's line on the same file system: files staged and flushed first, as for docroute.
-        func diskLineBurst(files: Int) throws -> Double {
+        func diskLineBurst(files: Int) throws -> (rate: Double, cpu: Double) {
             progress("burst of \(files) for the disk's line")
             let root = scratchFolder("compare-diskline")
             defer { try? FileManager.default.removeItem(atPath: root) }
             for folder in ["stage", "copies"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
             _ = try writeFiles(files, size: 4096, prefix: "f", in: root + "/stage")
             flushDirtyPages()
+            let cpuBefore = CPUTime.thread
             let seconds = try DiskLineBaseline.run(source: root + "/stage", destination: root + "/copies")
-            return seconds > 0 ? Double(files) / seconds : 0
+            let cpu = CPUTime.thread - cpuBefore
+            return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
         }
 
         /// The admin's durable loop (Python) on the same file system.
-        func durableLoopBurst(files: Int) throws -> Double {
+        func durableLoopBurst(files: Int) throws -> (rate: Double, cpu: Double) {
             progress("burst of \(files) for the admin's durable loop")
             let root = scratchFolder("compare-durable")
             defer { try? FileManager.default.removeItem(atPath: root) }
@@ -176,15 +183,17 @@ extension DocRouteBench {
             process.arguments = ["python3", durableLoop, root + "/stage", root + "/copies"]
             let output = Pipe()
             process.standardOutput = output
+            let cpuBefore = CPUTime.children
             try process.run()
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
+            let cpu = CPUTime.children - cpuBefore
             guard process.terminationStatus == 0,
                   let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
                   let seconds = object["seconds"] as? Double, let count = object["files"] as? Int, count == files else {
                 throw BenchError("the durable loop failed: \(String(decoding: data, as: UTF8.self))")
             }
-            return seconds > 0 ? Double(files) / seconds : 0
+            return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
         }
 
         /// The script, fed the same way; it is done when every line arrived or nothing moved for 5 s.
@@ -197,6 +206,7 @@ extension DocRouteBench {
             }
             let names = try writeFiles(files, size: 4096, prefix: "f", in: baseline.stage)
             flushDirtyPages()
+            let cpuBefore = CPUTime.children
             try baseline.start()
             progress("burst of \(files) for the script: renaming into the inbox")
             let start = DispatchTime.now().uptimeNanoseconds
@@ -206,10 +216,12 @@ extension DocRouteBench {
             }
             let (lines, lastAt) = baseline.received
             baseline.stop()
+            let cpu = CPUTime.children - cpuBefore
             let delivered = baseline.copied
             let seconds = lastAt > start ? Double(lastAt - start) / 1e9 : 0
             return .init(dropped: files, notified: lines, delivered: delivered, lost: files - delivered, seconds: seconds,
-                         filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0, settled: settled, peakResidentMiB: nil)
+                         filesPerSecond: seconds > 0 ? Double(delivered) / seconds : 0, settled: settled, peakResidentMiB: nil,
+                         cpuMicrosecondsPerFile: CPUTime.perFile(cpu, files: files))
         }
 
         /// Files already waiting when the daemon starts: time to READY=1, then to the last acknowledgement.

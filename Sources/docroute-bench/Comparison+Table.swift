@@ -18,6 +18,16 @@ extension Comparison {
                 rows.append(["  the admin's durable loop (Python): files/s", "", Self.count(loop),
                              burst.ofDurableLoop.map { String(format: "%.2f×", $0) } ?? "–", "≥ 1.5×"])
             }
+            if let mine = d.cpuMicrosecondsPerFile {
+                rows.append(["  CPU per file (user + system), µs", Self.decimal(mine), b?.cpuMicrosecondsPerFile.map(Self.decimal) ?? "", "", ""])
+            }
+            if let line = burst.diskLineCPU {
+                rows.append(["  the disk's line: CPU per file, µs", "", Self.decimal(line), "", ""])
+            }
+            if let loop = burst.durableLoopCPU {
+                rows.append(["  the admin's durable loop: CPU per file, µs", "", Self.decimal(loop),
+                             burst.cpuOfDurableLoop.map { String(format: "%.2f×", $0) } ?? "–", "≤ 2×"])
+            }
             rows.append(["  seconds to the last notification", Self.decimal(d.seconds) + (d.settled ? "" : " (cut)"),
                          b.map { Self.decimal($0.seconds) + ($0.settled ? "" : " (cut)") } ?? "", "", ""])
             rows.append(["  delivered / notified", "\(Self.count(d.delivered)) / \(Self.count(d.notified))",

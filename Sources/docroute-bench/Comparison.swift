@@ -33,6 +33,11 @@ struct Comparison: Codable, Sendable {
         var peakResidentMiB: Double?
         /// docroute: the largest resident reading during the burst, and what it was made of.
         var peakMemory: MemorySampler.Sample?
+        /// CPU time (user + system) per file dropped, in microseconds: docroute's from its
+        /// `/proc/<pid>/stat` (utime + stime, every thread) over the burst and until it went
+        /// quiet (the reclamation of the sources included); the script's from `getrusage` of
+        /// its process tree, waited for.
+        var cpuMicrosecondsPerFile: Double? = nil
     }
 
     struct Burst: Codable, Sendable {
@@ -46,6 +51,10 @@ struct Comparison: Codable, Sendable {
         var diskLine: Double?
         /// The admin's durable loop (`bench/baseline/durable-loop.py`), files per second.
         var durableLoop: Double?
+        /// The disk's line's CPU per file (its thread's `getrusage`), microseconds.
+        var diskLineCPU: Double? = nil
+        /// The durable loop's CPU per file (`getrusage` of the child, waited for), microseconds.
+        var durableLoopCPU: Double? = nil
         /// How many rounds each figure is the median of.
         var rounds: Int = 1
 
@@ -53,6 +62,11 @@ struct Comparison: Codable, Sendable {
         var ofDiskLine: Double? { diskLine.flatMap { $0 > 0 ? docroute.filesPerSecond / $0 : nil } }
         /// docroute's rate over the admin's durable loop.
         var ofDurableLoop: Double? { durableLoop.flatMap { $0 > 0 ? docroute.filesPerSecond / $0 : nil } }
+        /// docroute's CPU per file over the durable loop's.
+        var cpuOfDurableLoop: Double? {
+            guard let mine = docroute.cpuMicrosecondsPerFile, let loop = durableLoopCPU, loop > 0 else { return nil }
+            return mine / loop
+        }
     }
 
     /// Rename into the inbox to the subscriber's reading of the `openURL` line, in milliseconds.

@@ -230,7 +230,7 @@ struct DaemonService: Service {
     let daemon: RoutingDaemon
     let endpoint: SocketServer.Endpoint
     let descriptorEndpoint: SocketServer.Endpoint?
-    let ledgerWatch: LedgerWatch
+    let ledgerWatch: any LedgerWatching
     let backend: LedgerBackend
     let logger: Logger
 

@@ -294,7 +294,8 @@ import Glibc
         try scratch.write("inbox/one.pdb", "one")
         try scratch.write("inbox/two.pdb", "two")
         try scratch.write("inbox/three.pdb", "three")
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+        let ledger = try Fixtures.ledger(scratch)
+        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
 
         let outcomes = batch.deliver([
             try inbox.request("one.pdb", container: evil, bundle: "com.example.evil"),
@@ -308,7 +309,7 @@ import Glibc
         #expect(scratch.allFiles("elsewhere") == [])
         #expect(scratch.read("containers/com.example.good/\(mailbox)/two.pdb") == Array("two".utf8))
         #expect(scratch.list("inbox") == ["one.pdb", "three.pdb"])
-        #expect(try batch.ledger.pendingCount(bundleIdentifier: "com.example.evil") == 0)
+        #expect(try ledger.pendingCount(bundleIdentifier: "com.example.evil") == 0)
     }
 
     @Test func takenNamesGetACounterBeforeTheChain() throws {

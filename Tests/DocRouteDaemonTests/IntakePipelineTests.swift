@@ -1,4 +1,5 @@
 import DocRouteHandlers
+@testable import DocRouteLedger
 import DocRouteTestSupport
 import DocRouteTypes
 import Foundation
@@ -138,6 +139,51 @@ import Glibc
             let annotation = event?["annotation"] as? [String: Any]
             #expect(annotation?["originalFilename"] as? String == "1abc.pdb")
             #expect(annotation?["size"] as? Int == 5120)
+        }
+    }
+
+    /// "I dropped it: where is it now?" The ledger answers with the file's story, as intake, the
+    /// delivery and the dispatcher wrote it; and a file no handler claims has one too.
+    @Test func aDroppedFileHasItsStoryInTheLedger() async throws {
+        try await Intake.with { intake in
+            let handler = try #require(intake.routing.registry.handler(for: Self.molecules))
+            let (connection, client) = try ClientConnection.socketPair(id: 1, timeout: 15)
+            defer { client.close() }
+            #expect(await intake.dispatcher.subscribe(handler, connection: connection, requestID: "1") == nil)
+            _ = [await client.nextMessage(), await client.nextMessage()]
+            try intake.drop("1abc.pdb", Fixtures.content(7, size: 5120))
+            let event = try #require(await client.nextMessage())
+            let deliveryID = try #require(event["deliveryID"] as? String)
+            #expect(await intake.dispatcher.acknowledge(deliveryID: deliveryID, handled: true, connection: connection, requestID: nil) == nil)
+            try intake.drop("blob.qqq", [0x00, 0x01, 0x62, 0x69, 0x6E, 0x61, 0x72, 0x79])
+            #expect(await intake.waitFor(intake.configuration.quarantineDirectory + "/Inbox/blob.qqq.reason"))
+            await intake.dispatcher.acknowledgementsWritten()
+            await intake.backend.settle()
+
+            let found = try await intake.backend.history(HistoryQuery(name: "1abc.pdb"))
+            let story = try #require(found.first)
+            #expect(found.count == 1 && story.deliveryID?.protocolText == deliveryID)
+            #expect(story.state == .acknowledged)
+            #expect(Array(story.events.map(\.kind).prefix(6)) == [.seen, .typed, .routed, .committed, .notified, .acknowledged])
+            func detail(_ kind: DocumentHistory.Event.Kind, _ name: String) -> String? {
+                story.events.first { $0.kind == kind }?.details.first { $0.name == name }?.value
+            }
+            #expect(detail(.seen, "inbox") == intake.folder.string("drop"))
+            #expect(detail(.seen, "size") == "5120")
+            #expect(detail(.typed, "type") == "com.sunsetlakesoftware.molecules.pdb")
+            #expect(detail(.typed, "by") == "extension")
+            #expect(detail(.routed, "handler") == Self.molecules)
+            #expect(detail(.routed, "why") == "rank Owner", "the text viewer claims .pdb too, as Alternate")
+            #expect(detail(.committed, "path") == intake.sandbox(Self.molecules, "1abc.pdb"))
+            #expect(detail(.notified, "by") == "openURL")
+            #expect(detail(.notified, "to")?.hasPrefix("connection 1 (pid ") == true, "\(String(describing: detail(.notified, "to")))")
+            #expect(try await intake.backend.history(HistoryQuery(bundleIdentifier: Self.molecules)).count == 1)
+
+            let quarantined = try #require(try await intake.backend.history(HistoryQuery(name: "blob.qqq")).first)
+            #expect(quarantined.state == .quarantined)
+            #expect(quarantined.reason?.contains("no handler claims dyn.") == true, "\(String(describing: quarantined.reason))")
+            #expect(quarantined.sourcePath == intake.folder.string("drop") + "/blob.qqq")
+            await intake.dispatcher.disconnected(connection)
         }
     }
 

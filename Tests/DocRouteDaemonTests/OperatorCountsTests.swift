@@ -49,7 +49,7 @@ import Testing
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
         let evening = Date(timeIntervalSince1970: 1_700_000_000 - 1_700_000_000.truncatingRemainder(dividingBy: 86_400) + 23 * 3_600)
-        let seeded = DeliveryLedger.Statistics(counts: ["com.example.a": [.committed: 2, .acknowledged: 5]],
+        let seeded = LedgerStatistics(counts: ["com.example.a": [.committed: 2, .acknowledged: 5]],
                                                deliveredTodayByHandler: ["com.example.a": 4])
         var tally = LedgerTally(statistics: seeded, now: evening, days: .calendar(calendar))
         tally.committed("com.example.a", at: evening)
@@ -158,7 +158,7 @@ import Testing
     @Test func activityTracksInFlightEventsLastErrorsAndABacklogDrain() throws {
         let configuration = try DaemonConfiguration.parse("", file: "test")
         let activity = DaemonActivity(configuration: configuration, logger: Logger(label: "test"))
-        activity.seed(DeliveryLedger.Statistics(counts: ["com.example.a": [.committed: 3]], deliveredTodayByHandler: ["com.example.a": 3]))
+        activity.seed(LedgerStatistics(counts: ["com.example.a": [.committed: 3]], deliveredTodayByHandler: ["com.example.a": 3]))
         activity.subscribed("com.example.a", pending: 3)
         for id in ["1", "2", "3"] { activity.sent("com.example.a", deliveryID: id) }
         activity.acknowledged("com.example.a", deliveryID: "1", handled: true)

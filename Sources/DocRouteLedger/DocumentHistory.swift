@@ -1,0 +1,124 @@
+import Foundation
+
+/// One document's story, from the ledger (``HistoryLedger/history(_:)``): what it was, where it
+/// went, and its events in order.
+package struct DocumentHistory: Sendable, Hashable {
+    /// Where a document is now.
+    package enum State: String, Sendable, Hashable, CaseIterable {
+        /// Copied, not yet committed (only a crash leaves one for long).
+        case staged
+        /// Committed: its handler is owed it (sent or not) until it acknowledges.
+        case owed
+        case acknowledged
+        case declined
+        /// Moved to the quarantine folder.
+        case quarantined
+        /// A mail part no handler took: still in its message.
+        case skipped
+    }
+
+    /// One event of the story.
+    package struct Event: Sendable, Hashable {
+        package enum Kind: String, Sendable, Hashable {
+            case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, sourceReclaimed
+        }
+
+        package var kind: Kind
+        /// When; nil when the ledger did not keep the time (typed and routed happen as it is seen).
+        package var at: Date?
+        /// What a person reads, in order (`name`, `size`, `handler`, `path`…).
+        package var details: [Detail]
+
+        package struct Detail: Sendable, Hashable {
+            package var name: String
+            package var value: String
+        }
+    }
+
+    /// The delivery id; nil for a document that never became a delivery.
+    package var deliveryID: UUID?
+    package var state: State
+    /// A URL delivery's URL (then nothing was seen in an inbox).
+    package var url: String?
+    package var originalName: String?
+    package var inbox: String?
+    package var sourcePath: String?
+    package var mailbox: String?
+    package var size: Int64?
+    /// The Uniform Type Identifier it was typed as.
+    package var contentType: String?
+    package var mimeType: String?
+    /// How the type was decided: `extension`, `content`, `mime` or `dynamic`.
+    package var typedBy: String?
+    package var bundleIdentifier: String?
+    /// Why it went to that handler.
+    package var routedBy: String?
+    /// Its copy in the sandbox.
+    package var finalPath: String?
+    package var messageID: String?
+    package var partPath: String?
+    /// Why it was quarantined or skipped.
+    package var reason: String?
+    package var quarantinePath: String?
+    package var seenAt: Date?
+    package var committedAt: Date?
+    package var notifiedAt: Date?
+    /// `launch` or `openURL`.
+    package var notifiedBy: String?
+    /// The connection told (its number, the peer's pid and uid).
+    package var notifiedTo: String?
+    /// When it was acknowledged or declined.
+    package var settledAt: Date?
+    package var sourceRemovedAt: Date?
+
+    package init(deliveryID: UUID?, state: State) {
+        self.deliveryID = deliveryID
+        self.state = state
+    }
+
+    /// When it was first seen (what the newest-first order of a query goes by).
+    package var firstAt: Date? { seenAt ?? committedAt }
+
+    /// Its events, in the order they happened.
+    package var events: [Event] {
+        var events: [Event] = []
+        func add(_ kind: Event.Kind, _ at: Date?, _ details: [(String, String?)]) {
+            events.append(Event(kind: kind, at: at, details: details.compactMap { name, value in
+                value.map { Event.Detail(name: name, value: $0) }
+            }))
+        }
+        if url == nil {
+            add(.seen, seenAt, [("inbox", inbox), ("mailbox", mailbox), ("name", originalName), ("path", sourcePath),
+                                ("size", size.map(String.init)), ("message", messageID), ("part", partPath)])
+            if contentType != nil || mimeType != nil {
+                add(.typed, nil, [("type", contentType), ("mime", mimeType), ("by", typedBy)])
+            }
+        } else {
+            add(.seen, seenAt, [("url", url)])
+        }
+        switch state {
+        case .quarantined:
+            add(.quarantined, seenAt, [("reason", reason), ("path", quarantinePath)])
+            return events
+        case .skipped:
+            add(.skipped, seenAt, [("reason", reason)])
+            return events
+        default:
+            break
+        }
+        add(.routed, nil, [("handler", bundleIdentifier), ("why", routedBy)])
+        if let committedAt {
+            add(.committed, committedAt, [("path", finalPath)])
+        }
+        if let notifiedAt {
+            add(.notified, notifiedAt, [("by", notifiedBy), ("to", notifiedTo)])
+        }
+        if let settledAt {
+            add(state == .declined ? .declined : .acknowledged, settledAt, [])
+        }
+        if let sourceRemovedAt, url == nil, sourcePath != nil {
+            add(.sourceReclaimed, sourceRemovedAt, [])
+        }
+        return events
+    }
+}
