@@ -56,6 +56,7 @@ extension DaemonConfiguration {
         ("max_pending_per_uid", { $0.maxPendingPerUID != $1.maxPendingPerUID }),
         ("max_pending_bytes_per_uid", { $0.maxPendingBytesPerUID != $1.maxPendingBytesPerUID }),
         ("limit_root", { $0.limitRoot != $1.limitRoot }),
+        ("history_days", { $0.historyDays != $1.historyDays }),
     ]
 
     /// This running configuration updated from `file`, the configuration file read again.

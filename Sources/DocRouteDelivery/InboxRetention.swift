@@ -30,12 +30,12 @@ package struct InboxRetention: Sendable {
         package var failures: [String] = []
     }
 
-    let ledger: DeliveryLedger
+    let ledger: any RetentionLedger
     let logger: Logger
     /// Rows read and settled per ledger transaction.
     static let pageSize = 256
 
-    package init(ledger: DeliveryLedger, logger: Logger) {
+    package init(ledger: any RetentionLedger, logger: Logger) {
         self.ledger = ledger
         self.logger = logger
     }
@@ -44,9 +44,9 @@ package struct InboxRetention: Sendable {
     /// each settled copy in the ledger once its removal is on disk.
     package func sweep(_ bundleIdentifier: String, acknowledgedBefore cutoff: Date) -> Report {
         var report = Report()
-        var position: DeliveryLedger.Position?
+        var position: RetentionPosition?
         repeat {
-            let page: (copies: [DeliveryLedger.AcknowledgedCopy], next: DeliveryLedger.Position?)
+            let page: (copies: [AcknowledgedCopy], next: RetentionPosition?)
             do {
                 page = try ledger.acknowledgedCopies(of: bundleIdentifier, acknowledgedBefore: cutoff, after: position, limit: Self.pageSize)
             } catch {
@@ -82,7 +82,7 @@ package struct InboxRetention: Sendable {
                 return report
             }
             do {
-                try ledger.markCopiesSettled(settled)
+                try ledger.markCopiesSettled(settled, at: Date())
             } catch {
                 report.failures.append("\(error)")
                 return report
@@ -116,7 +116,7 @@ package struct InboxRetention: Sendable {
     }
 
     /// Removes one copy if its name still holds it, walking from the container root.
-    func remove(_ copy: DeliveryLedger.AcknowledgedCopy, folders: inout OpenFolders) -> Outcome {
+    func remove(_ copy: AcknowledgedCopy, folders: inout OpenFolders) -> Outcome {
         // Only `<container>/Documents/Inbox/<mailbox>/<name>`, as the delivery wrote it.
         guard copy.finalPath.hasPrefix(copy.containerPath + "/") else { return .notThere("not below its container") }
         let parts = copy.finalPath.dropFirst(copy.containerPath.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -86,7 +86,7 @@ extension LedgerRebuild {
 
     /// Measures one listed document (within its time, else undigested) and gives it its row,
     /// unless a row for its path exists already.
-    static func settle(_ document: Pending.Document, _ continuation: Continuation, ledger: DeliveryLedger, logger: Logger) throws -> Settled {
+    static func settle(_ document: Pending.Document, _ continuation: Continuation, ledger: any RecoveryLedger, logger: Logger) throws -> Settled {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
         let measured: Measured?

@@ -5,4 +5,5 @@
 /// GRDB, every call takes a batch where a batch exists, and the calls made from async contexts are
 /// async, so that a ledger on a database server implements the same protocols without touching
 /// delivery, the dispatcher or operations.
-package protocol Ledger: BatchLedger, RecoveryLedger, PoisonMarkLedger, RequestLedger, DeliveryStore, LedgerOperations, HistoryLedger {}
+package protocol Ledger: BatchLedger, RecoveryLedger, PoisonMarkLedger, RequestLedger, DeliveryStore, LedgerOperations, HistoryLedger,
+    RetentionLedger {}

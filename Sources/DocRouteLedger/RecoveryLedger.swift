@@ -15,4 +15,8 @@ package protocol RecoveryLedger: AnyObject, Sendable {
     /// Writes `records` into a new, empty ledger in one write, in the order given: each keeps
     /// its state, and every one past `staged` gets the next sequence.
     func rebuild(_ records: [LedgerRecord]) throws
+    /// Adds one document a rebuild left for later, in one transaction, with the next sequence
+    /// (unless it is staged): false, and nothing written, when a row already names its path or
+    /// its identifier.
+    func addRebuilt(_ record: LedgerRecord) throws -> Bool
 }

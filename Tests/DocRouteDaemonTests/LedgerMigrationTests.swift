@@ -187,7 +187,7 @@ import Testing
              try String.fetchAll(db, sql: "PRAGMA integrity_check"))
         }
         #expect(!tables.contains("ledgerSequence") && tables.contains("delivery") && tables.contains("intakePoison"))
-        #expect(indexes == ["delivery_handler", "delivery_message", "delivery_name", "delivery_owed", "delivery_source", "delivery_source_kept",
+        #expect(indexes == ["delivery_acknowledged_copies", "delivery_handler", "delivery_message", "delivery_name", "delivery_owed", "delivery_source", "delivery_source_kept",
                             "undelivered_at", "undelivered_name"])
         #expect(problems == ["ok"])
     }
@@ -206,6 +206,6 @@ import Testing
         #expect(try ledger.pendingEvents(bundleIdentifier: Self.handler, after: 0, limit: 100).map(\.deliveryID)
                 == [ids[3], ids[2], ids[4]].map(\.uuidString))
         let applied = try ledger.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
-        #expect(applied.suffix(2) == ["oncePerBatch", "history"] && applied.count(where: { $0 == "oncePerBatch" }) == 1)
+        #expect(applied.suffix(3) == ["oncePerBatch", "history", "copyRemovedAt"] && applied.count(where: { $0 == "oncePerBatch" }) == 1)
     }
 }
