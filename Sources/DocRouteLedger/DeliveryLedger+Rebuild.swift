@@ -40,17 +40,24 @@ extension DeliveryLedger {
     /// sequence (unless it is staged): false, and nothing written, when a file row already names
     /// its path or its identifier (written before a crash, or a delivery made meanwhile).
     package func addRebuilt(_ record: LedgerRecord) throws -> Bool {
-        try write("add a rebuilt delivery") { db in
+        var owed: [PendingTally.Change] = []
+        let added = try write("add a rebuilt delivery") { db in
+            owed.removeAll()
             let taken = try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM delivery WHERE deliveryID = ? OR (kind = 'file' AND finalPath = ?))
                 """, arguments: [record.deliveryID.ledgerText, record.finalPath]) ?? false
             guard !taken else { return false }
-            try Self.insert([record], db)
-            guard record.state != .staged else { return true }
-            let last = (try Int64.fetchOne(db, sql: "SELECT last FROM ledgerSequence WHERE id = 1") ?? 0) + 1
-            try db.execute(sql: "UPDATE delivery SET sequence = ? WHERE deliveryID = ?", arguments: [last, record.deliveryID.ledgerText])
-            try db.execute(sql: "UPDATE ledgerSequence SET last = ? WHERE id = 1", arguments: [last])
+            guard record.state != .staged else {
+                _ = try Self.insert([record], db)
+                return true
+            }
+            // Its id, the next, is its sequence: it comes after everything committed before.
+            _ = try insertCommitted(record, db, owed: &owed)
+            // Acknowledged or declined: kept for the history, owed to nobody.
+            if record.state != .committed { owed.removeAll() }
             return true
         }
+        pendingTally.record(owed)
+        return added
     }
 }

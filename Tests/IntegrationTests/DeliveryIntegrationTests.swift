@@ -196,6 +196,8 @@ import Glibc
         process.waitUntilExit()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 2)
-        #expect(text.contains("\(harness.configPath):6: max_unacknowledged: expected an integer"), "\(text)")
+        let lines = try String(contentsOfFile: harness.configPath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let line = try #require(lines.firstIndex { $0.hasPrefix("max_unacknowledged") }) + 1
+        #expect(text.contains("\(harness.configPath):\(line): max_unacknowledged: expected an integer"), "\(text)")
     }
 }
