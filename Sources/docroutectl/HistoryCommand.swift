@@ -4,9 +4,7 @@ import DocRouteLedger
 import DocRouteProtocol
 import DocRoutePlatform
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// `docroutectl history`: where a document went, from the ledger's events.
 struct HistoryCommand: AsyncParsableCommand {
@@ -112,20 +110,26 @@ struct HistoryCommand: AsyncParsableCommand {
     func readLedger(_ query: HistoryQuery) throws -> [DocumentHistory] {
         let loaded = try daemon.configurationOptions.load()
         let path = loaded.configuration.stateDirectory + "/" + DeliveryLedger.fileName
-        if access(path, R_OK) != 0 {
-            let number = errno
-            if number == EACCES || number == EPERM {
+        let denied = CtlError("""
+            cannot read the ledger \(path): permission denied
+              Run as root or as a member of docrouted's admin_group (with docrouted running, docroutectl \
+            asks it over its socket instead).
+            """)
+        do {
+            guard try FilePath(path).status(followingSymbolicLinks: true) != nil else {
                 throw CtlError("""
-                    cannot read the ledger \(path): permission denied
-                      Run as root or as a member of docrouted's admin_group (with docrouted running, docroutectl \
-                    asks it over its socket instead).
+                    there is no ledger at \(path) (state_directory of \(loaded.origin))
+                      docrouted has not run with this configuration yet, or give its configuration with --config PATH.
                     """)
             }
-            throw CtlError("""
-                cannot read the ledger \(path) (state_directory of \(loaded.origin)): \(String(cString: strerror(number)))
-                  docrouted has not run with this configuration yet, or give its configuration with --config PATH.
-                """)
+        } catch let error as CtlError {
+            throw error
+        } catch Errno.permissionDenied, Errno.notPermitted {
+            throw denied
+        } catch {
+            throw CtlError("cannot read the ledger \(path): \(error)")
         }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw denied }
         do {
             return try DeliveryLedger.readHistory(query, ledgerAt: path)
         } catch {
