@@ -130,6 +130,41 @@ import Testing
         #expect(unknown.error.contains("no delivery"), "\(unknown.error)")
     }
 
+    @Test func aMailPartSkippedThenReleasedShowsBothInItsHistory() throws {
+        let (harness, maildir) = try MaildirIntegrationTests.harness(catchAll: false)
+        defer { harness.remove() }
+        let name = "1700000001.M2P1.host"
+        try FileManager.default.createDirectory(atPath: maildir + "/new", withIntermediateDirectories: true)
+        try Data(QuarantineReleaseIntegrationTests.message.utf8).write(to: URL(fileURLWithPath: maildir + "/new/" + name))
+        try harness.start()
+        let config = ["--config", harness.configPath]
+        let entry = harness.quarantine + "/INBOX/\(name)_part2.mailpart"
+        #expect(harness.waitFor(entry), "\(harness.daemonLog)")
+
+        var skipped: [[String: Any]] = []
+        #expect(harness.waitUntil(timeout: 15) {
+            skipped = Self.documents((try? CtlProcess.run(["history", "numbers.qqq", "--json"] + config))?.output ?? "")
+            return !skipped.isEmpty
+        })
+        #expect(skipped.first?["state"] as? String == "skipped", "\(skipped)")
+        #expect(skipped.first?["messageID"] as? String == "<sheet@example.org>")
+        #expect(skipped.first?["partPath"] as? String == "2")
+        let text = try CtlProcess.run(["history", "numbers.qqq"] + config)
+        #expect(text.output.contains("message <sheet@example.org>, part 2"), "\(text.output)")
+        #expect(text.output.contains(" skipped      reason no handler claims"), "\(text.output)")
+
+        try QuarantineReleaseIntegrationTests.installDataHandlers(harness)
+        let released = try CtlProcess.run(["quarantine", "release", "--to", QuarantineReleaseIntegrationTests.other, entry] + config)
+        #expect(released.status == 0, "\(released.error)")
+        let both = Self.documents(try CtlProcess.run(["history", "numbers.qqq", "--json"] + config).output)
+        #expect(both.count == 2, "\(both)")
+        let delivered = try #require(both.first { $0["deliveryID"] != nil }, "\(both)")
+        #expect(delivered["bundleIdentifier"] as? String == QuarantineReleaseIntegrationTests.other)
+        #expect(delivered["messageID"] as? String == "<sheet@example.org>")
+        #expect(delivered["partPath"] as? String == "2")
+        #expect(both.contains { $0["state"] as? String == "skipped" })
+    }
+
     @Test func aTimeThatDoesNotReadSaysWhatIsAccepted() throws {
         let harness = try DaemonHarness()
         defer { harness.remove() }
