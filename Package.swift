@@ -185,6 +185,8 @@ let package = Package(
             dependencies: [
                 "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"), .product(name: "DocRouteClient", package: "Swift"), "DocRouteMail",
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteMaildir", "DocRouteIntake",
+                // The ledger read-only, for `history` while docrouted does not answer.
+                "DocRouteLedger",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // IOError's errno, to say why a connect failed.
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -58,6 +58,18 @@ extension RoutingDaemon: RequestResponder {
                 return
             }
             connection.send(await release(path, bundleIdentifier: bundleIdentifier, id: id))
+        case .history(let id, let query):
+            guard administrators.withLock({ $0 }).admits(connection.credentials) else {
+                connection.send(.error(id: id, code: .notPermitted, message: "history is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
+                return
+            }
+            connection.send(await history(query, id: id))
+        case .redeliver(let id, let deliveryIDs, let declined, let bundleIdentifier):
+            guard administrators.withLock({ $0 }).admits(connection.credentials) else {
+                connection.send(.error(id: id, code: .notPermitted, message: "redeliver is for root and members of the group '\(configuration.adminGroup ?? "(none configured)")'"))
+                return
+            }
+            connection.send(await redeliver(deliveryIDs, declined: declined, bundleIdentifier: bundleIdentifier, id: id))
         }
     }
 

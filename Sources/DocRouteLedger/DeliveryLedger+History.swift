@@ -242,6 +242,9 @@ extension DeliveryLedger {
             history.notifiedTo = record.notifiedTo
             history.settledAt = record.acknowledgedAt
             history.sourceRemovedAt = record.sourceRemovedAt
+            if let rounds: String = row["redeliveries"], case .array(let values)? = JSONValue(parsingJSON: rounds) {
+                history.earlierRounds = values.compactMap(DocumentHistory.Round.init(json:))
+            }
             found.append(history)
         }
         return found

@@ -99,6 +99,11 @@ extension DeliveryLedger {
                     WHERE state = 'acknowledged' AND kind = 'file' AND copyRemovedAt IS NULL;
                 """)
         }
+        // The rounds before a redelivery (`docroutectl redeliver`), as a JSON array, so the
+        // history keeps who was told and how it ended each time (DeliveryLedger+Redelivery.swift).
+        migrator.registerMigration("redeliveries") { db in
+            try db.execute(sql: "ALTER TABLE delivery ADD COLUMN redeliveries TEXT")
+        }
         return migrator
     }
 

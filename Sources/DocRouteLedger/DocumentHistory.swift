@@ -20,7 +20,7 @@ package struct DocumentHistory: Sendable, Hashable {
     /// One event of the story.
     package struct Event: Sendable, Hashable {
         package enum Kind: String, Sendable, Hashable {
-            case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, sourceReclaimed
+            case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, redelivered, sourceReclaimed
         }
 
         package var kind: Kind
@@ -70,6 +70,30 @@ package struct DocumentHistory: Sendable, Hashable {
     /// When it was acknowledged or declined.
     package var settledAt: Date?
     package var sourceRemovedAt: Date?
+    /// The rounds before its last redelivery, oldest first: each told, settled, then sent again.
+    package var earlierRounds: [Round] = []
+
+    /// One round of a document that was sent to its handler again (`docroutectl redeliver`):
+    /// who was told, how it was settled, and when it was sent again.
+    package struct Round: Sendable, Hashable {
+        package var notifiedAt: Date?
+        package var notifiedBy: String?
+        package var notifiedTo: String?
+        /// `acknowledged` or `declined`.
+        package var settled: State
+        package var settledAt: Date?
+        package var redeliveredAt: Date
+
+        package init(notifiedAt: Date? = nil, notifiedBy: String? = nil, notifiedTo: String? = nil, settled: State,
+                     settledAt: Date?, redeliveredAt: Date) {
+            self.notifiedAt = notifiedAt
+            self.notifiedBy = notifiedBy
+            self.notifiedTo = notifiedTo
+            self.settled = settled
+            self.settledAt = settledAt
+            self.redeliveredAt = redeliveredAt
+        }
+    }
 
     package init(deliveryID: UUID?, state: State) {
         self.deliveryID = deliveryID
@@ -110,6 +134,15 @@ package struct DocumentHistory: Sendable, Hashable {
         if let committedAt {
             add(.committed, committedAt, [("path", finalPath)])
         }
+        for round in earlierRounds {
+            if let at = round.notifiedAt {
+                add(.notified, at, [("by", round.notifiedBy), ("to", round.notifiedTo)])
+            }
+            if let at = round.settledAt {
+                add(round.settled == .declined ? .declined : .acknowledged, at, [])
+            }
+            add(.redelivered, round.redeliveredAt, [("path", finalPath)])
+        }
         if let notifiedAt {
             add(.notified, notifiedAt, [("by", notifiedBy), ("to", notifiedTo)])
         }
@@ -119,6 +152,13 @@ package struct DocumentHistory: Sendable, Hashable {
         if let sourceRemovedAt, url == nil, sourcePath != nil {
             add(.sourceReclaimed, sourceRemovedAt, [])
         }
-        return events
+        // The source is usually freed before the handler answers: events go in time order, an
+        // event without a time staying after the one before it (typed and routed with seen).
+        var last = Date.distantPast
+        let keyed = events.enumerated().map { index, event in
+            last = event.at ?? last
+            return (last, index, event)
+        }
+        return keyed.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
     }
 }

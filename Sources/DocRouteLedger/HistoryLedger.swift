@@ -19,4 +19,12 @@ package protocol HistoryLedger: AnyObject, Sendable {
     /// their sources gone, quarantined, skipped), at most `limit` of them; returns how many went.
     /// What a handler is still owed, and what recovery may still need, is never removed.
     func pruneHistory(before date: Date, limit: Int) async throws -> Int
+    /// The deliveries with these ids, in any state.
+    func settledDeliveries(_ deliveryIDs: [UUID]) async throws -> [LedgerRecord]
+    /// The declined deliveries (of one handler, when given), oldest first, at most `limit`.
+    func declinedDeliveries(bundleIdentifier: String?, limit: Int) async throws -> [LedgerRecord]
+    /// Makes these acknowledged or declined deliveries owed again, after everything committed so
+    /// far, keeping their last round in their history; returns the new sequence of each one that
+    /// was settled (others are left alone).
+    func redeliver(_ deliveryIDs: [UUID], at date: Date) async throws -> [UUID: Int64]
 }

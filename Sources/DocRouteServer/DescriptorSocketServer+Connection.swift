@@ -92,7 +92,7 @@ extension DescriptorSocketServer {
             return
         }
         switch message {
-        case .subscribe, .ack, .release:
+        case .subscribe, .ack, .release, .history, .redeliver:
             connection.send(.error(id: message.id, code: .badRequest, message: "'\(message.type)' belongs on the main socket; this socket only takes hello, open, candidates and status"))
             return
         default:

@@ -10,6 +10,6 @@ struct DocRouteCtl: AsyncParsableCommand {
         version: "docroutectl \(DocRouteVersion.number)",
         subcommands: [
             TypeCommand.self, RouteCommand.self, HandlersCommand.self, DefaultCommand.self, QuarantineCommand.self, SubscribeCommand.self,
-            OpenCommand.self, BookmarkCommand.self, StatusCommand.self, MailCommand.self,
+            OpenCommand.self, BookmarkCommand.self, StatusCommand.self, HistoryCommand.self, RedeliverCommand.self, MailCommand.self,
         ])
 }

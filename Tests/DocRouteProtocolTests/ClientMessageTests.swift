@@ -29,8 +29,9 @@ import Testing
             // `{"type":"status","id":"3",…}` and the candidates reply are the daemon's, elided.
             clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…") && !example.contains(#""candidates":["#)
         }
-        // hello, subscribe, ack, two opens, the descriptor open, candidates, status; release (proposal).
-        #expect(examples.count == 9)
+        // hello, subscribe, ack, two opens, the descriptor open, candidates, status; release, history
+        // and the two forms of redeliver (proposals).
+        #expect(examples.count == 12)
         for example in examples {
             let message = try ClientMessage(decoding: bytes(example))
             #expect(text(message.encodedLine()) == example + "\n")
@@ -56,6 +57,22 @@ import Testing
             #expect { try ClientMessage(decoding: bytes(bad)) } throws: { error in
                 (error as? ProtocolError).map { $0.code == .badRequest && $0.requestID == "9" } ?? false
             }
+        }
+    }
+
+    @Test func historyAndRedeliverCarryTheirQueryAndRefuseWhatCannotBeMeant() throws {
+        let history = #"{"type":"history","id":"6","name":"notes.txt","bundleIdentifier":"org.example.viewer","since":"2026-11-26T10:02:00Z","state":"declined","limit":5}"#
+        let message = try ClientMessage(decoding: bytes(history))
+        #expect(message == .history(id: "6", query: HistoryRequest(name: "notes.txt", bundleIdentifier: "org.example.viewer",
+                                                                   since: "2026-11-26T10:02:00Z", state: "declined", limit: 5)))
+        #expect(text(message.encodedLine()) == history + "\n")
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"history","id":"6"}"#)) == .history(id: "6", query: HistoryRequest()))
+        #expect(throws: ProtocolError.self) { try ClientMessage(decoding: bytes(#"{"type":"history","limit":0}"#)) }
+        #expect(try ClientMessage(decoding: bytes(#"{"type":"redeliver","id":"7","declined":true,"bundleIdentifier":"org.example.viewer"}"#))
+                == .redeliver(id: "7", deliveryIDs: [], declined: true, bundleIdentifier: "org.example.viewer"))
+        for bad in [#"{"type":"redeliver"}"#, #"{"type":"redeliver","deliveryIDs":[]}"#, #"{"type":"redeliver","deliveryIDs":[1]}"#,
+                    #"{"type":"redeliver","deliveryIDs":["a"],"declined":true}"#] {
+            #expect(throws: ProtocolError.self, "\(bad)") { try ClientMessage(decoding: bytes(bad)) }
         }
     }
 
@@ -113,7 +130,7 @@ import Testing
         BadLine(#"{"type":7,"id":"5"}"#, "field 'type' must be a string, found integer", id: "5"),
         BadLine(
             #"{"type":"launch","id":"6"}"#,
-            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, candidates, status, release", id: "6"),
+            "unknown message type 'launch'; expected one of hello, subscribe, ack, open, candidates, status, release, history, redeliver", id: "6"),
         BadLine(#"{"type":"subscribe","id":"7"}"#, "'subscribe' is missing field 'bundleIdentifier'", id: "7"),
         BadLine(
             #"{"type":"subscribe","id":"8","bundleIdentifier":42}"#,

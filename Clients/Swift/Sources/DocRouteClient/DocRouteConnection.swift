@@ -164,7 +164,7 @@ public actor DocRouteConnection {
             } else {
                 eventSink.yield(.daemonError(error))
             }
-        case .welcome, .subscribed, .opened, .candidates, .status, .released:
+        case .welcome, .subscribed, .opened, .candidates, .status, .released, .history, .redelivered:
             guard let id = message.id, replies[id] != nil else {
                 logger.debug("ignoring a reply to no pending request", metadata: ["type": "\(message.type)"])
                 return
@@ -387,6 +387,22 @@ public actor DocRouteConnection {
     private func candidateList(_ reply: DaemonMessage) throws(DocRouteClientError) -> CandidateList {
         guard case .candidates(_, let contentType, let candidates) = reply else { throw unexpected(reply, for: "candidates") }
         return CandidateList(contentType: contentType, candidates: candidates)
+    }
+
+    /// Documents' histories matching `query`, each a JSON object (feature `history`; root and
+    /// the admin group).
+    public func history(_ query: HistoryRequest) async throws(DocRouteClientError) -> [JSONValue] {
+        let reply = try await request { id in .history(id: id, query: query) }
+        guard case .history(_, let documents) = reply else { throw unexpected(reply, for: "history") }
+        return documents
+    }
+
+    /// Sends acknowledged or declined deliveries to their handlers again (feature `redeliver`;
+    /// root and the admin group): one result object per delivery.
+    public func redeliver(_ deliveryIDs: [String], declined: Bool = false, bundleIdentifier: String? = nil) async throws(DocRouteClientError) -> [JSONValue] {
+        let reply = try await request { id in .redeliver(id: id, deliveryIDs: deliveryIDs, declined: declined, bundleIdentifier: bundleIdentifier) }
+        guard case .redelivered(_, let results) = reply else { throw unexpected(reply, for: "redeliver") }
+        return results
     }
 
     /// Asks for the daemon's status.

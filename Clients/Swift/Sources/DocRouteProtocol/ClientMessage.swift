@@ -24,16 +24,23 @@ public enum ClientMessage: Sendable, Hashable {
     /// quarantine entry `docroutectl quarantine list` shows; with `bundleIdentifier`, to that
     /// handler, which must be one of the part's Open In… candidates. For root and the admin group.
     case release(id: String?, path: String, bundleIdentifier: String? = nil)
+    /// Documents' histories from the ledger, those matching every field of the query (feature
+    /// `history`). For root and the admin group.
+    case history(id: String?, query: HistoryRequest)
+    /// Send acknowledged or declined deliveries to their handlers again (feature `redeliver`):
+    /// these `deliveryIDs`, or with `declined` every declined one (of `bundleIdentifier` when
+    /// given). For root and the admin group.
+    case redeliver(id: String?, deliveryIDs: [String], declined: Bool = false, bundleIdentifier: String? = nil)
 
     /// The `type` strings clients may send.
-    public static let types = ["hello", "subscribe", "ack", "open", "candidates", "status", "release"]
+    public static let types = ["hello", "subscribe", "ack", "open", "candidates", "status", "release", "history", "redeliver"]
 
     /// The request `id`, if the message carries one.
     public var id: String? {
         switch self {
         case .hello(_, let id), .subscribe(let id, _), .ack(_, _, let id), .open(let id, _, _, _),
             .openDescriptor(let id, _, _, _), .candidates(let id, _), .candidatesDescriptor(let id, _), .status(let id),
-            .release(let id, _, _):
+            .release(let id, _, _), .history(let id, _), .redeliver(let id, _, _, _):
             id
         }
     }
@@ -48,6 +55,8 @@ public enum ClientMessage: Sendable, Hashable {
         case .candidates, .candidatesDescriptor: "candidates"
         case .status: "status"
         case .release: "release"
+        case .history: "history"
+        case .redeliver: "redeliver"
         }
     }
 }
@@ -85,6 +94,28 @@ extension ClientMessage {
             self = .status(id: id)
         case "release":
             self = .release(id: id, path: try object.string("path"), bundleIdentifier: try object.optionalString("bundleIdentifier"))
+        case "history":
+            self = .history(id: id, query: try HistoryRequest(object))
+        case "redeliver":
+            var identifiers: [String] = []
+            if object.members["deliveryIDs"] != nil {
+                for (index, value) in try object.array("deliveryIDs").enumerated() {
+                    guard let text = value.stringValue else {
+                        throw object.mistyped("deliveryIDs[\(index)]", expected: "a string", found: value)
+                    }
+                    identifiers.append(text)
+                }
+            }
+            let declined: Bool
+            switch object.members["declined"] {
+            case nil, .null?: declined = false
+            case .bool(let flag)?: declined = flag
+            case let other?: throw object.mistyped("declined", expected: "a boolean", found: other)
+            }
+            guard declined != !identifiers.isEmpty else {
+                throw object.invalid("give 'deliveryIDs' (a non-empty array) or \"declined\":true, not both")
+            }
+            self = .redeliver(id: id, deliveryIDs: identifiers, declined: declined, bundleIdentifier: try object.optionalString("bundleIdentifier"))
         default:
             throw object.unknownType(expected: Self.types)
         }
@@ -122,6 +153,16 @@ extension ClientMessage {
             break
         case .release(_, let path, let bundleIdentifier):
             writer.field("path", path)
+            writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
+        case .history(_, let query):
+            query.write(to: &writer)
+        case .redeliver(_, let deliveryIDs, let declined, let bundleIdentifier):
+            if declined {
+                writer.field("declined", true)
+            } else {
+                writer.key("deliveryIDs")
+                writer.value(JSONValue.array(deliveryIDs.map { .string($0) }))
+            }
             writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
         }
         writer.endObject()

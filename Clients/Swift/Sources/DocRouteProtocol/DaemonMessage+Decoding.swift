@@ -59,6 +59,10 @@ extension DaemonMessage {
             self = .released(
                 id: id, path: try object.string("path"), deliveryID: try object.optionalString("deliveryID"),
                 bundleIdentifier: try object.optionalString("bundleIdentifier"), contentType: try object.optionalString("contentType"))
+        case "history":
+            self = .history(id: id, documents: try object.array("documents"))
+        case "redelivered":
+            self = .redelivered(id: id, results: try object.array("results"))
         case "error":
             let codeText = try object.string("code")
             let message = try object.string("message")

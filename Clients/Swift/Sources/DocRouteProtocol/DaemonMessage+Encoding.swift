@@ -61,6 +61,14 @@ extension DaemonMessage {
             writer.field("deliveryID", ifPresent: deliveryID)
             writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
             writer.field("contentType", ifPresent: contentType)
+        case .history(let id, let documents):
+            writer.field("id", ifPresent: id)
+            writer.key("documents")
+            writer.value(JSONValue.array(documents))
+        case .redelivered(let id, let results):
+            writer.field("id", ifPresent: id)
+            writer.key("results")
+            writer.value(JSONValue.array(results))
         case .candidates(let id, let contentType, let candidates):
             writer.field("id", ifPresent: id)
             writer.field("contentType", ifPresent: contentType)

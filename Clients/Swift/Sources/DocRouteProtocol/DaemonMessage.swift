@@ -23,6 +23,12 @@ public enum DaemonMessage: Sendable, Hashable {
     /// `bundleIdentifier`, typed `contentType`), or all three are absent when the ledger had it
     /// delivered already. Either way its entry is gone.
     case released(id: String?, path: String, deliveryID: String?, bundleIdentifier: String?, contentType: String?)
+    /// Reply to `history`: each document found, newest first, as an object (its fields and its
+    /// `events`; docs/PROTOCOL.md, "Proposal (docrouted): history").
+    case history(id: String?, documents: [JSONValue])
+    /// Reply to `redeliver`: one object per delivery id (`deliveryID`, `outcome`, `message`, and
+    /// `bundleIdentifier` and `path` when known).
+    case redelivered(id: String?, results: [JSONValue])
     /// A failed request, or a line the daemon could not read.
     case error(id: String?, code: ErrorCode, message: String)
 
@@ -35,7 +41,7 @@ public enum DaemonMessage: Sendable, Hashable {
     }
 
     /// The `type` strings the daemon sends.
-    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "candidates", "status", "released", "error"]
+    public static let types = ["welcome", "subscribed", "launch", "openURL", "opened", "candidates", "status", "released", "history", "redelivered", "error"]
 
     /// The message's `type` field.
     public var type: String {
@@ -48,6 +54,8 @@ public enum DaemonMessage: Sendable, Hashable {
         case .candidates: "candidates"
         case .status: "status"
         case .released: "released"
+        case .history: "history"
+        case .redelivered: "redelivered"
         case .error: "error"
         }
     }
@@ -56,7 +64,8 @@ public enum DaemonMessage: Sendable, Hashable {
     public var id: String? {
         switch self {
         case .welcome(_, _, let id, _, _), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
-            .candidates(let id, _, _), .released(let id, _, _, _, _), .error(let id, _, _):
+            .candidates(let id, _, _), .released(let id, _, _, _, _), .error(let id, _, _),
+            .history(let id, _), .redelivered(let id, _):
             id
         case .launch, .openURL:
             nil

@@ -9,4 +9,8 @@ public enum ProtocolFeature: String, Sendable, Hashable, CaseIterable {
     case openDescriptor = "open-descriptor"
     /// The `release` request: a quarantined mail attachment delivered from its message.
     case release = "release"
+    /// The `history` request: where documents went, from the ledger.
+    case history = "history"
+    /// The `redeliver` request: acknowledged or declined documents sent to their handlers again.
+    case redeliver = "redeliver"
 }
