@@ -24,8 +24,6 @@ extension LedgerBackend {
     /// them later rather than never.
     package func continueRebuild(committed: @escaping @Sendable (String) async -> Void) async {
         let state = FilePath(configuration.stateDirectory)
-        // A rebuild is a repair of the SQLite ledger file; another ledger has nothing to continue.
-        guard let ledger = ledger as? DeliveryLedger else { return }
         guard let pending = LedgerRebuild.Pending.read(in: state, logger: logger) else { return }
         logger.notice("measuring the documents the ledger rebuild left, in the background", metadata: [
             "documents": "\(pending.documents.count)", "perFileSeconds": "\(pending.perFileSeconds)",

@@ -206,6 +206,6 @@ import Testing
         #expect(try ledger.pendingEvents(bundleIdentifier: Self.handler, after: 0, limit: 100).map(\.deliveryID)
                 == [ids[3], ids[2], ids[4]].map(\.uuidString))
         let applied = try ledger.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
-        #expect(applied.suffix(3) == ["oncePerBatch", "history", "copyRemovedAt"] && applied.count(where: { $0 == "oncePerBatch" }) == 1)
+        #expect(applied.suffix(4) == ["oncePerBatch", "history", "copyRemovedAt", "redeliveries"] && applied.count(where: { $0 == "oncePerBatch" }) == 1)
     }
 }
