@@ -112,7 +112,11 @@ package struct DocumentHistory: Sendable, Hashable {
             }))
         }
         if url == nil {
-            add(.seen, seenAt, [("inbox", inbox), ("mailbox", mailbox), ("name", originalName), ("path", sourcePath),
+            // A mail part's source is its message: the scratch file it was decoded into is
+            // docrouted's own, and says nothing to whoever looks for the part.
+            let mailPart = messageID != nil
+            add(.seen, seenAt, [(mailPart ? "mail" : "inbox", inbox), ("mailbox", mailbox), ("name", originalName),
+                                ("path", mailPart ? nil : sourcePath),
                                 ("size", size.map(String.init)), ("message", messageID), ("part", partPath)])
             if contentType != nil || mimeType != nil {
                 add(.typed, nil, [("type", contentType), ("mime", mimeType), ("by", typedBy)])
@@ -149,7 +153,7 @@ package struct DocumentHistory: Sendable, Hashable {
         if let settledAt {
             add(state == .declined ? .declined : .acknowledged, settledAt, [])
         }
-        if let sourceRemovedAt, url == nil, sourcePath != nil {
+        if let sourceRemovedAt, url == nil, sourcePath != nil, messageID == nil {
             add(.sourceReclaimed, sourceRemovedAt, [])
         }
         // The source is usually freed before the handler answers: events go in time order, an

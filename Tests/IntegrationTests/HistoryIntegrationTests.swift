@@ -163,6 +163,9 @@ import Testing
         #expect(delivered["messageID"] as? String == "<sheet@example.org>")
         #expect(delivered["partPath"] as? String == "2")
         #expect(both.contains { $0["state"] as? String == "skipped" })
+        // The delivered part is seen in its message, not in the scratch file it was decoded into.
+        let timeline = try CtlProcess.run(["history", "numbers.qqq"] + config).output
+        #expect(timeline.contains("mail \(harness.root)") && !timeline.contains("mail-scratch") && !timeline.contains("source freed"), "\(timeline)")
     }
 
     @Test func aTimeThatDoesNotReadSaysWhatIsAccepted() throws {
