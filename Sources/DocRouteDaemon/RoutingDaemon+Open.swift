@@ -153,7 +153,7 @@ extension RoutingDaemon {
             activity.committedURL(bundle)
             await intake.countOpened()
             logger.info("delivered", metadata: [
-                "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(bundle)", "original-name": "\(url)",
+                "message-id": "delivered", "delivery-id": "\(deliveryID.lowercased())", "bundle-id": "\(bundle)", "original-name": "\(url)",
             ])
             connection.send(.opened(id: id, deliveryID: deliveryID, bundleIdentifier: bundle, contentType: nil))
             await dispatcher.committed(bundleIdentifier: bundle)

@@ -40,7 +40,7 @@ extension LedgerBackend {
         var sendAgain: [UUID] = []
         var pending: [UUID: Redelivery] = [:]
         for record in records {
-            let text = record.deliveryID.uuidString
+            let text = record.deliveryID.protocolText
             guard record.state == .acknowledged || record.state == .declined else {
                 results.append(Redelivery(deliveryID: text, outcome: .notSettled, bundleIdentifier: record.bundleIdentifier, path: record.finalPath,
                                           message: "\(text) is not acknowledged or declined yet: \(record.bundleIdentifier) is still owed it and is sent it when it subscribes"))
@@ -72,7 +72,7 @@ extension LedgerBackend {
                 result.message = "\(result.deliveryID) is owed already: it was sent again meanwhile"
             } else if let bundle = result.bundleIdentifier {
                 bundles.insert(bundle)
-                logger.notice("delivery sent again", metadata: ["delivery-id": "\(result.deliveryID)", "bundle-id": "\(bundle)", "path": "\(result.path ?? "")"])
+                logger.notice("delivery sent again", metadata: ["delivery-id": "\(result.deliveryID.lowercased())", "bundle-id": "\(bundle)", "path": "\(result.path ?? "")"])
             }
             results.append(result)
         }

@@ -133,7 +133,7 @@ extension IntakePipeline {
             recordCommitted(delivery, deliveryID: deliveryID, finalPath: finalPath)
             removeEntry(entryPath)
             logger.info("quarantined attachment released from its message", metadata: [
-                "delivery-id": "\(deliveryID)", "original-name": "\(delivery.originalName)", "bundle-id": "\(delivery.bundleIdentifier)",
+                "delivery-id": "\(deliveryID.lowercased())", "original-name": "\(delivery.originalName)", "bundle-id": "\(delivery.bundleIdentifier)",
                 "mail-part": "\(entry.partPath)", "mail-message-id": "\(entry.messageID)", "path": "\(located.path)",
             ])
             await onCommitted?(delivery.bundleIdentifier)

@@ -277,7 +277,7 @@ extension IntakePipeline {
                     let unique = InboxNames.display(MaildirMessageName.unique(message.name))
                     if QuarantinedMailPart.remove(mailbox: delivery.mailbox, messageName: unique, partPath: part, in: configuration.quarantineDirectory) {
                         logger.info("quarantined attachment delivered with its message", metadata: [
-                            "delivery-id": "\(deliveryID)", "original-name": "\(delivery.originalName)", "mail-part": "\(part)",
+                            "delivery-id": "\(deliveryID.lowercased())", "original-name": "\(delivery.originalName)", "mail-part": "\(part)",
                         ])
                     }
                 }

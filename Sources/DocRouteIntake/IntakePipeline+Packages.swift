@@ -78,14 +78,14 @@ extension IntakePipeline {
             deliveredCount += 1
             attempts[arrival] = nil
             logger.info("delivered", metadata: [
-                "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(handler.bundleIdentifier)",
+                "message-id": "delivered", "delivery-id": "\(deliveryID.lowercased())", "bundle-id": "\(handler.bundleIdentifier)",
                 "mailbox": "\(mailbox)", "path": "\(finalPath)", "content-type": "\(classification.contentType)", "package": "true",
                 "original-name": "\(display)",
             ])
             await onCommitted?(handler.bundleIdentifier)
         case .alreadyDelivered(let deliveryID):
             attempts[arrival] = nil
-            logger.info("package delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID)", "original-name": "\(display)", "path": "\(path)"])
+            logger.info("package delivered before a crash removed now", metadata: ["delivery-id": "\(deliveryID.lowercased())", "original-name": "\(display)", "path": "\(path)"])
         case .failed(let error):
             logger.error("package delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
                 "bundle-id": "\(handler.bundleIdentifier)", "path": "\(path)", "code": "\(error.code)", "original-name": "\(display)",

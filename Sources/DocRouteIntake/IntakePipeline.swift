@@ -419,7 +419,7 @@ package actor IntakePipeline {
             case .alreadyDelivered(let deliveryID):
                 attempts[arrivals[index]] = nil
                 logger.info("source delivered before a crash removed now", metadata: [
-                    "delivery-id": "\(deliveryID)", "original-name": "\(delivery.originalName)", "path": "\(delivery.sourcePath)",
+                    "delivery-id": "\(deliveryID.lowercased())", "original-name": "\(delivery.originalName)", "path": "\(delivery.sourcePath)",
                 ])
             case .failed(let error):
                 logger.error("delivery failed\(error.isRetryable ? "; will try again" : ""): \(error)", metadata: [
@@ -440,7 +440,7 @@ package actor IntakePipeline {
     func recordCommitted(_ delivery: DocumentDelivery, deliveryID: String, finalPath: String) {
         deliveredCount += 1
         var metadata: Logger.Metadata = [
-            "message-id": "delivered", "delivery-id": "\(deliveryID)", "bundle-id": "\(delivery.bundleIdentifier)",
+            "message-id": "delivered", "delivery-id": "\(deliveryID.lowercased())", "bundle-id": "\(delivery.bundleIdentifier)",
             "mailbox": "\(delivery.mailbox)", "path": "\(finalPath)", "content-type": "\(delivery.contentType)",
             "original-name": "\(delivery.originalName)",
         ]

@@ -10,7 +10,7 @@ extension DocumentHistory {
         var object: [String: JSONValue] = ["state": .string(state.rawValue)]
         func put(_ name: String, _ value: String?) { if let value { object[name] = .string(value) } }
         func put(_ name: String, _ value: Date?) { if let value { object[name] = .string(Self.timestamp(value)) } }
-        put("deliveryID", deliveryID?.uuidString)
+        put("deliveryID", deliveryID?.protocolText)
         put("url", url)
         put("originalName", originalName)
         put("inbox", inbox)

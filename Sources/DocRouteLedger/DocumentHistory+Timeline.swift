@@ -12,7 +12,7 @@ extension DocumentHistory {
     /// `localTime` turns a moment into the wall-clock reading shown (the host's, by default).
     package func timeline(localTime: (Date) -> LocalTime = { LocalTime($0) }) -> [String] {
         var header = originalName ?? url ?? "(no name)"
-        header += deliveryID.map { "  delivery \($0.uuidString)" } ?? "  (no delivery)"
+        header += deliveryID.map { "  delivery \($0.protocolText)" } ?? "  (no delivery)"
         header += "  " + state.rawValue
         if let bundleIdentifier { header += "  (\(bundleIdentifier))" }
         var lines = [header]

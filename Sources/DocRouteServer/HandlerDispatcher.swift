@@ -150,7 +150,7 @@ package actor HandlerDispatcher {
         activity?.acknowledged(bundleIdentifier, deliveryID: deliveryID, handled: handled, originalName: sent.originalName)
         // Each answer, so that the journal's entries of one delivery id tell its whole story.
         logger.info(handled ? "acknowledged" : "declined", metadata: [
-            "delivery-id": "\(deliveryID)", "original-name": "\(sent.originalName)", "bundle-id": "\(bundleIdentifier)",
+            "delivery-id": "\(deliveryID.lowercased())", "original-name": "\(sent.originalName)", "bundle-id": "\(bundleIdentifier)",
         ])
         pendingAcknowledgements.append(DeliveryAcknowledgement(deliveryID: deliveryID, bundleIdentifier: bundleIdentifier, handled: handled))
         if acknowledgementWriter == nil {
@@ -231,7 +231,7 @@ package actor HandlerDispatcher {
     /// One line per event sent (`launch` or `openURL`), with the delivery id and the name.
     func logSent(_ event: DocumentEvent, as kind: String, name: String, bundleIdentifier: String) {
         logger.info("sent as \(kind)", metadata: [
-            "delivery-id": "\(event.deliveryID)", "original-name": "\(name)", "bundle-id": "\(bundleIdentifier)",
+            "delivery-id": "\(event.deliveryID.lowercased())", "original-name": "\(name)", "bundle-id": "\(bundleIdentifier)",
         ])
     }
 

@@ -182,7 +182,7 @@ struct HistoryCommand: AsyncParsableCommand {
         var parts: [String] = []
         if let name = query.name { parts.append("the name \(name)") }
         if let path = query.path { parts.append("the path \(path)") }
-        if let deliveryID = query.deliveryID { parts.append("delivery \(deliveryID.uuidString)") }
+        if let deliveryID = query.deliveryID { parts.append("delivery \(deliveryID.protocolText)") }
         if let bundle = query.bundleIdentifier { parts.append("handler \(bundle)") }
         if let since = query.since { parts.append("seen since \(LocalTime(since).dayText) \(LocalTime(since).clockText)") }
         if let until = query.until { parts.append("seen before \(LocalTime(until).dayText) \(LocalTime(until).clockText)") }

@@ -64,7 +64,7 @@ import Testing
     @Test func aTimelineReadsAsTheDocumentWent() {
         let lines = Self.delivered().timeline(localTime: Self.utc)
         #expect(lines == [
-            "notes.txt  delivery 6F1C2A3B-0000-4000-8000-000000000001  acknowledged  (com.example.viewer)",
+            "notes.txt  delivery 6f1c2a3b-0000-4000-8000-000000000001  acknowledged  (com.example.viewer)",
             "  2026-11-26 10:02:03  seen         inbox /srv/inbox, mailbox inbox, name notes.txt, path /srv/inbox/notes.txt, size 12 bytes",
             // Typed and routed as it was seen: the ledger keeps no time of their own.
             "                       typed        public.plain-text, mime text/plain, by extension",
