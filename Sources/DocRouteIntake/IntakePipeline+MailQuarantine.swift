@@ -1,4 +1,5 @@
 import DocRouteConfiguration
+import DocRouteHandlers
 import DocRouteMaildir
 import DocRoutePlatform
 import DocRouteProtocol
