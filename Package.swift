@@ -135,7 +135,7 @@ let package = Package(
             name: "DocRouteServer",
             dependencies: [
                 .product(name: "DocRouteErrors", package: "Swift"),
-                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteLedger",
                 "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -5,24 +5,18 @@ import DocRouteErrors
 /// instead.
 package typealias ConfigurationError = DocRouteError<ConfigurationErrorCode>
 
-/// Stable codes of ``ConfigurationError``.
-package struct ConfigurationErrorCode: ErrorCodeProtocol {
+/// Stable codes of ``ConfigurationError``: those of every file a person writes
+/// (``InputErrorCode``: `unreadable`, `wrong-type`, `missing-key`, `invalid-value`) and two of
+/// TOML's.
+package struct ConfigurationErrorCode: InputErrorCode {
     /// The code's text, e.g. `unknown-key`.
     package let rawValue: String
-    private init(_ rawValue: String) { self.rawValue = rawValue }
+    package init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The file cannot be read.
-    package static let unreadable = Self("unreadable")
     /// Not UTF-8, or not TOML.
-    package static let syntax = Self("syntax")
-    /// A required key is missing.
-    package static let missingKey = Self("missing-key")
-    /// A key holds a value of another type than it must.
-    package static let wrongType = Self("wrong-type")
-    /// A key's value cannot be used.
-    package static let invalidValue = Self("invalid-value")
+    package static let syntax = Self(rawValue: "syntax")
     /// A key docrouted does not know (a typo, most likely).
-    package static let unknownKey = Self("unknown-key")
+    package static let unknownKey = Self(rawValue: "unknown-key")
 
     /// `file:line: key: message`, leaving out what is not known.
     package static func describe(_ error: ConfigurationError) -> String {

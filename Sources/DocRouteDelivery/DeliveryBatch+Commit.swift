@@ -29,7 +29,7 @@ extension DeliveryBatch {
                 // The row vanished between staging and commit: nothing may claim this copy.
                 unplace(items[index])
                 items[index].placed = false
-                fail(&items[index], DeliveryError(code: .ledger, message: "The staged ledger row of \(items[index].request.sourcePath.string) was gone at commit. \(DeliveryError.advice(for: .ledger))"))
+                fail(&items[index], DeliveryError(code: .ledger, message: "The staged ledger row of \(items[index].request.sourceFilePath.string) was gone at commit. \(DeliveryError.advice(for: .ledger))"))
                 continue
             }
             items[index].record?.sequence = sequence
@@ -63,10 +63,10 @@ extension DeliveryBatch {
                 // The name is moved first and checked after (SourceReclaimer.takeAside): gone already,
                 // or another (or a rewritten) file by that name now, is not ours and stays.
                 let id = items[index].earlier?.deliveryID ?? request.deliveryID
-                let taken = try reclaimer?.takeAside(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
-                                                     deliveryID: id, describing: request.sourcePath.string)
-                    ?? SourceReclaimer.removeWithinInbox(request.sourceName, in: request.sourceDirectory, expected: request.sourceStatus,
-                                                         deliveryID: id, describing: request.sourcePath.string, logger: logger)
+                let taken = try reclaimer?.takeAside(request.sourceComponent, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                     deliveryID: id, describing: request.sourceFilePath.string)
+                    ?? SourceReclaimer.removeWithinInbox(request.sourceComponent, in: request.sourceDirectory, expected: request.sourceStatus,
+                                                         deliveryID: id, describing: request.sourceFilePath.string, logger: logger)
                 switch taken {
                 case .deferred:
                     // Noted in the ledger by the reclaimer, after a syncfs, before it frees the inode.
@@ -86,7 +86,7 @@ extension DeliveryBatch {
                 removedIn[folder, default: []].append(index)
             } catch {
                 logger.warning("could not remove a delivered source; it will be removed at the next start", metadata: [
-                    "source": "\(request.sourcePath.string)", "error": "\(error)",
+                    "source": "\(request.sourceFilePath.string)", "error": "\(error)",
                     "delivery-id": "\((items[index].earlier?.deliveryID ?? request.deliveryID).protocolText)", "original-name": "\(request.sandboxName.original)",
                 ])
             }
@@ -94,11 +94,11 @@ extension DeliveryBatch {
         for folder in folderOrder {
             guard let indices = removedIn[folder] else { continue }
             do {
-                try DeliveryError.performing("sync", items[indices[0]].request.sourcePath.removingLastComponent().string) { try FileDescriptor(rawValue: folder).sync() }
+                try DeliveryError.performing("sync", items[indices[0]].request.sourceFilePath.removingLastComponent().string) { try FileDescriptor(rawValue: folder).sync() }
                 settled += indices
             } catch {
                 logger.warning("could not sync an inbox folder after removing delivered sources", metadata: [
-                    "folder": "\(items[indices[0]].request.sourcePath.removingLastComponent().string)", "error": "\(error)",
+                    "folder": "\(items[indices[0]].request.sourceFilePath.removingLastComponent().string)", "error": "\(error)",
                 ])
             }
         }

@@ -1,3 +1,4 @@
+import DocRouteHandlers
 import DocRouteIntake
 import DocRouteLedger
 import DocRoutePlatform

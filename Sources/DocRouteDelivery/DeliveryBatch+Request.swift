@@ -1,3 +1,4 @@
+import DocRouteHandlers
 import DocRouteIntake
 import DocRouteLedger
 import DocRoutePlatform
@@ -8,133 +9,63 @@ import SystemPackage
 package typealias DeliveryRequest = DeliveryBatch.Request
 
 extension DeliveryBatch {
-    /// One file to deliver: an open source, where it came from, and where it goes.
+    /// One file to deliver: intake's ``DocumentDelivery`` itself, as ``PackageRequest`` is intake's
+    /// ``PackageDelivery``. The batch reads it through the views below and copies nothing of it.
     ///
-    /// The batch never reopens the source by name and never closes the caller's descriptors.
-    package struct Request: Sendable {
-        /// The delivery's id (sent to the handler; never changes).
-        package var deliveryID: UUID
-        // A plain number: the request's whole footprint is kept small (a batch holds hundreds).
-        private var sourceNumber: CInt
+    /// The batch never reopens the source by name and never closes a descriptor of a request:
+    /// ``LedgerBackend/submit(_:)`` closes each source once its outcome is known.
+    package typealias Request = DocumentDelivery
+}
 
-        /// The source, opened by the caller with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK`.
-        package var source: FileDescriptor {
-            get { FileDescriptor(rawValue: sourceNumber) }
-            set { sourceNumber = newValue.rawValue }
-        }
-        /// What `fstat` said of ``source`` when the caller opened it; the copy must match it.
-        package var sourceStatus: FileStatus
-        /// The source's path, recorded in the ledger (recovery removes it by this path).
-        package var sourcePath: FilePath
-        /// The inbox folder holding the source, to remove it by name once delivered; the request
-        /// keeps it open until then.
-        package var sourceFolder: DirectoryHandle?
-        /// ``sourceFolder``'s descriptor (-1 when there is none: the source is kept).
-        package var sourceDirectory: FileDescriptor { sourceFolder?.descriptor ?? FileDescriptor(rawValue: -1) }
-        /// The source's name in ``sourceDirectory`` (raw bytes; need not be UTF-8).
-        package var sourceName: FilePath.Component
-        /// Copy without removing the source (an `open` of a client's own file). The ledger then
-        /// records no source path, so neither the batch nor recovery ever removes it.
-        package var keepSource: Bool
-
-        /// The handler's container root; the copy goes to `Documents/Inbox/<mailbox>/` below it.
-        package var containerRoot: FilePath
-        /// The mailbox folder (sanitised like a file name).
-        package var mailbox: String
-        /// Owner of the copy and of created folders, applied when docrouted runs as root.
-        package var owner: SandboxWriter.Owner?
-
-        /// The name the file should keep; `nil` for ``sourceName``'s (invalid UTF-8 replaced).
-        package var originalName: String?
-        /// The extension chain the type engine recognised (`.pdb.gz`), or empty.
-        package var extensionChain: String
-        /// The file's Uniform Type Identifier.
-        package var contentType: String
-        /// The handler it goes to.
-        package var bundleIdentifier: String
-        /// `sourceApplication` of the event (`com.apple.mobilemail` for mail), if any.
-        package var sourceApplication: String?
-        /// Extra annotation entries as a JSON object (`{"from":…,"subject":…,"messageID":…}`), or
-        /// `nil`. `mailbox`, `originalFilename` and `size` are always added.
-        package var annotation: String?
-        /// For a mail attachment: the message's Message-ID.
-        package var messageID: String?
-        /// For a mail attachment: which MIME part.
-        package var partPath: String?
-        /// The uid whose `open` asked for it, recorded so it counts against that uid's pending
-        /// limit; nil for an inbox's file.
-        package var requesterUID: UInt32?
-        /// How it came in, for its history (nil: not known, as for a test's request).
-        package var arrival: DocumentArrival?
-
-        /// Creates a request.
-        package init(
-            deliveryID: UUID = .random(),
-            source: FileDescriptor,
-            sourceStatus: FileStatus,
-            sourcePath: FilePath,
-            sourceFolder: DirectoryHandle?,
-            sourceName: FilePath.Component,
-            keepSource: Bool = false,
-            containerRoot: FilePath,
-            mailbox: String,
-            owner: SandboxWriter.Owner? = nil,
-            originalName: String? = nil,
-            extensionChain: String,
-            contentType: String,
-            bundleIdentifier: String,
-            sourceApplication: String? = nil,
-            annotation: String? = nil,
-            messageID: String? = nil,
-            partPath: String? = nil,
-            requesterUID: UInt32? = nil,
-            arrival: DocumentArrival? = nil
-        ) {
-            self.deliveryID = deliveryID
-            self.sourceNumber = source.rawValue
-            self.sourceStatus = sourceStatus
-            self.sourcePath = sourcePath
-            self.sourceFolder = sourceFolder
-            self.sourceName = sourceName
-            self.keepSource = keepSource
-            self.containerRoot = containerRoot
-            self.mailbox = mailbox
-            self.owner = owner
-            self.originalName = originalName
-            self.extensionChain = extensionChain
-            self.contentType = contentType
-            self.bundleIdentifier = bundleIdentifier
-            self.sourceApplication = sourceApplication
-            self.annotation = annotation
-            self.messageID = messageID
-            self.partPath = partPath
-            self.requesterUID = requesterUID
-            self.arrival = arrival
-        }
-
-        /// Whether the source still has a name, and (for an inbox file) its inbox name still holds
-        /// it. `false` once the batch before took it out of its inbox (renamed aside or removed),
-        /// or its dropper did.
-        var isStillInItsInbox: Bool {
-            guard let opened = try? source.status(), opened.linkCount > 0 else { return false }
-            if keepSource { return true }
-            guard let named = try? sourceDirectory.status(of: sourceName) else { return false }
-            return named.isSameFile(as: sourceStatus)
-        }
-
-        /// The name the copy starts from.
-        var sandboxName: SandboxName {
-            if let originalName {
-                return SandboxName(original: originalName, extensionChain: extensionChain)
-            }
-            return sourceName.withPlatformString { pointer in
-                SandboxName(
-                    originalBytes: UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)),
-                    extensionChain: extensionChain)
-            }
-        }
+extension DocumentDelivery {
+    /// The source, opened by intake with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK`.
+    var sourceDescriptor: FileDescriptor { FileDescriptor(rawValue: source.descriptor) }
+    /// What `fstat` said of the source when intake opened it; the copy must match it.
+    var sourceStatus: FileStatus { source.status }
+    /// The source's path, recorded in the ledger (recovery removes it by this path).
+    var sourceFilePath: FilePath { FilePath(sourcePath) }
+    /// ``sourceFolder``'s descriptor (-1 when there is none: the source is kept).
+    var sourceDirectory: FileDescriptor { sourceFolder?.descriptor ?? FileDescriptor(rawValue: -1) }
+    /// The source's name in ``sourceDirectory`` (raw bytes; need not be UTF-8).
+    var sourceComponent: FilePath.Component { FilePath.Component(platformBytes: sourceName) ?? FilePath.Component("document") }
+    /// Copy without removing the source (an `open` of a client's own file): no folder to remove
+    /// it from. The ledger then records no source path, so neither the batch nor recovery ever
+    /// removes it.
+    var keepSource: Bool { sourceFolder == nil }
+    /// The handler's container root; the copy goes to `Documents/Inbox/<mailbox>/` below it.
+    var containerPath: FilePath { FilePath(containerRoot) }
+    /// Owner of the copy and of created folders, applied when docrouted may give files away.
+    var copyOwner: SandboxWriter.Owner? { owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) } }
+    /// The extra annotation entries as a JSON object, or nil for none. `mailbox`,
+    /// `originalFilename` and `size` are added by the batch.
+    var annotationJSON: String? {
+        guard !annotation.isEmpty, let data = try? JSONEncoder().encode(annotation) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+    /// How it came in, for its history; the inbox is the source's folder when intake named none.
+    var arrival: DocumentArrival {
+        DocumentArrival(seenAt: seenAt, inbox: inbox ?? LedgerBackend.folder(of: sourcePath),
+                        mimeType: mimeType, typedBy: typedBy, routedBy: routedBy)
     }
 
+    /// Whether the source still has a name, and (for an inbox file) its inbox name still holds
+    /// it. `false` once the batch before took it out of its inbox (renamed aside or removed),
+    /// or its dropper did.
+    var isStillInItsInbox: Bool {
+        guard let opened = try? sourceDescriptor.status(), opened.linkCount > 0 else { return false }
+        if keepSource { return true }
+        guard let named = try? sourceDirectory.status(of: sourceComponent) else { return false }
+        return named.isSameFile(as: sourceStatus)
+    }
+
+    /// The name the copy starts from: ``fileName`` (a mail part's), else the source's own name
+    /// (invalid UTF-8 replaced).
+    var sandboxName: SandboxName {
+        SandboxName(original: fileName ?? InboxNames.display(sourceName), extensionChain: extensionChain)
+    }
+}
+
+extension DeliveryBatch {
     /// What became of one request.
     package enum Outcome: Sendable {
         /// The copy is in place under its final name and its ledger row committed, durably.

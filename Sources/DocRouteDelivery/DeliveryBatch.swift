@@ -1,3 +1,4 @@
+import DocRouteHandlers
 import DocRouteIntake
 import DocRouteLedger
 import DocRoutePlatform
@@ -205,7 +206,7 @@ package final class DeliveryBatch: Sendable {
         var batch = PreparedBatch(items: requests.map { request in
             Item(
                 request: request,
-                folderKey: FolderKey(root: request.containerRoot, mailbox: SandboxName.sanitizedComponent(request.mailbox)),
+                folderKey: FolderKey(root: request.containerPath, mailbox: SandboxName.sanitizedComponent(request.mailbox)),
                 name: request.sandboxName)
         })
         copy(&batch.items, folders: &batch.folders, retired: &batch.retiredFolders, afterEachCopy: afterEachCopy)
@@ -255,7 +256,7 @@ package final class DeliveryBatch: Sendable {
             writer.removeTemporary(temporary.name, in: folder)
         }
         logger.warning("delivery failed; the source stays in its inbox", metadata: [
-            "source": "\(item.request.sourcePath.string)", "handler": "\(item.request.bundleIdentifier)",
+            "source": "\(item.request.sourceFilePath.string)", "handler": "\(item.request.bundleIdentifier)",
             "code": "\(error.code.rawValue)", "error": "\(error.message)",
         ])
     }
@@ -270,7 +271,7 @@ package final class DeliveryBatch: Sendable {
             // it aside or removed it, or by its dropper)? Only then may a delivery whose source is
             // marked removed be this very file (see deliveredRecords(forSources:isTakenOut:)).
             let earlier = try ledger.deliveredRecords(
-                forSources: items.map { ($0.request.sourceStatus, $0.request.sourcePath) },
+                forSources: items.map { ($0.request.sourceStatus, $0.request.sourceFilePath) },
                 isTakenOut: { !items[$0].request.isStillInItsInbox })
             for (index, record) in earlier {
                 items[index].earlier = record
@@ -316,7 +317,7 @@ package final class DeliveryBatch: Sendable {
             }
             if folders[key] == nil {
                 folder = Result {
-                    try writer.openFolder(root: key.root, components: ["Documents", "Inbox", key.mailbox], owner: request.owner, create: true)
+                    try writer.openFolder(root: key.root, components: ["Documents", "Inbox", key.mailbox], owner: request.copyOwner, create: true)
                 }.mapError { DeliveryError.wrapping("open the mailbox folder", $0) }
                 folders[key] = folder
             }
@@ -326,8 +327,8 @@ package final class DeliveryBatch: Sendable {
                 items[index].folder = opened
                 let copy = {
                     try self.writer.copyToTemporary(
-                        from: request.source, expected: request.sourceStatus, describing: request.sourcePath.string,
-                        into: opened, owner: request.owner, buffer: buffer, names: &temporaryNames,
+                        from: request.sourceDescriptor, expected: request.sourceStatus, describing: request.sourceFilePath.string,
+                        into: opened, owner: request.copyOwner, buffer: buffer, names: &temporaryNames,
                         syncData: self.options.dataSync == .eachFile)
                 }
                 do {
@@ -402,9 +403,9 @@ package final class DeliveryBatch: Sendable {
                     size: temporary.size,
                     sha256: temporary.sha256,
                     sourceApplication: request.sourceApplication,
-                    annotation: Self.annotation(mailbox: key.mailbox, originalFilename: originalName, size: temporary.size, extra: request.annotation),
+                    annotation: Self.annotation(mailbox: key.mailbox, originalFilename: originalName, size: temporary.size, extra: request.annotationJSON),
                     state: .staged,
-                    sourcePath: request.keepSource ? nil : request.sourcePath,
+                    sourcePath: request.keepSource ? nil : request.sourceFilePath,
                     sourceDevice: request.sourceStatus.device,
                     sourceInode: request.sourceStatus.inode,
                     sourceSize: request.sourceStatus.size,
@@ -413,11 +414,11 @@ package final class DeliveryBatch: Sendable {
                     partPath: request.partPath,
                     createdAt: now,
                     requesterUID: request.requesterUID,
-                    seenAt: request.arrival?.seenAt,
-                    inbox: request.arrival?.inbox,
-                    mimeType: request.arrival?.mimeType,
-                    typedBy: request.arrival?.typedBy,
-                    routedBy: request.arrival?.routedBy)
+                    seenAt: request.arrival.seenAt,
+                    inbox: request.arrival.inbox,
+                    mimeType: request.arrival.mimeType,
+                    typedBy: request.arrival.typedBy,
+                    routedBy: request.arrival.routedBy)
                 items[index].record = record
                 records.append(record)
             } catch {

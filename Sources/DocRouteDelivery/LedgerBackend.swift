@@ -193,6 +193,10 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let pending = ledger.pendingTally
         let count = documents.count
         let finish: @Sendable ([DocumentDeliveryOutcome]) -> Void = { [reservations, refusals] outcomes in
+            // The one place a submitted document's source descriptor is closed (see
+            // ``DeliveryBackend/submit(_:)``): every outcome, a refusal's too, is known here, and
+            // neither the batch nor intake touches the descriptor after this.
+            for document in documents { document.source.closeDescriptor() }
             // Committed deliveries are counted by the ledger now: their places go back.
             for reservation in reservations { pending.release(reservation) }
             guard !refusals.isEmpty else { return ticket.fulfil(outcomes) }
@@ -222,34 +226,8 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
     /// The documents of ``submit(_:)`` that have their places, as one batch.
     private func submitAdmitted(_ documents: [DocumentDelivery], fulfilling finish: @escaping @Sendable ([DocumentDeliveryOutcome]) -> Void) {
         prepareContainers(documents)
-        let requests = documents.map { document in
-            DeliveryBatch.Request(
-                source: FileDescriptor(rawValue: document.source.descriptor),
-                sourceStatus: FileStatus(
-                    device: document.source.device, inode: document.source.inode, mode: UInt32(S_IFREG | 0o644),
-                    linkCount: document.source.linkCount, userID: document.source.ownerUID, groupID: 0,
-                    size: document.source.size, modificationTimeNanoseconds: document.source.modificationTimeNanoseconds,
-                    allocatedBytes: document.source.allocatedBytes),
-                sourcePath: FilePath(document.sourcePath),
-                sourceFolder: document.sourceFolder,
-                sourceName: Self.component(document.sourceName),
-                keepSource: document.sourceFolder == nil,
-                containerRoot: FilePath(document.containerRoot),
-                mailbox: document.mailbox,
-                owner: document.owner.map { SandboxWriter.Owner(userID: $0.uid, groupID: $0.gid) },
-                originalName: document.fileName ?? InboxNames.display(document.sourceName),
-                extensionChain: document.extensionChain,
-                contentType: document.contentType,
-                bundleIdentifier: document.bundleIdentifier,
-                sourceApplication: document.sourceApplication,
-                annotation: Self.json(document.annotation),
-                messageID: document.messageID,
-                partPath: document.partPath,
-                requesterUID: document.requesterUID,
-                arrival: DocumentArrival(seenAt: document.seenAt, inbox: document.inbox ?? Self.folder(of: document.sourcePath),
-                                         mimeType: document.mimeType, typedBy: document.typedBy, routedBy: document.routedBy))
-        }
-        deliver(requests, fulfilling: finish)
+        // The batch takes intake's documents as they are (``DeliveryBatch/Request``).
+        deliver(documents, fulfilling: finish)
     }
 
     /// Creates default sandboxes (`<containers_directory>/<bundle id>`) on first use, owned by the
@@ -376,13 +354,4 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    static func component(_ name: [UInt8]) -> FilePath.Component {
-        let bytes = name.map { CChar(bitPattern: $0) } + [0]
-        return bytes.withUnsafeBufferPointer { FilePath.Component(platformString: $0.baseAddress!) } ?? FilePath.Component("document")
-    }
-
-    static func json(_ annotation: [String: PropertyListValue]) -> String? {
-        guard !annotation.isEmpty, let data = try? JSONEncoder().encode(annotation) else { return nil }
-        return String(decoding: data, as: UTF8.self)
-    }
 }

@@ -1,3 +1,4 @@
+import DocRouteHandlers
 import DocRouteIntake
 import DocRoutePlatform
 import DocRouteProtocol

@@ -25,7 +25,7 @@ package enum QuarantineEntry {
                 try quarantine.quarantine(
                     source: file, sourceStatus: status, sourcePath: FilePath(InboxNames.display(name)),
                     sourceDirectory: inbox,
-                    sourceName: LedgerBackend.component(name),
+                    sourceName: FilePath.Component(platformBytes: name) ?? FilePath.Component("document"),
                     mailbox: mailbox, contentType: nil, reason: reason, origin: origin)
                 return
             }

@@ -1,4 +1,5 @@
 import Crypto
+import DocRouteHandlers
 import DocRouteIntake
 import DocRoutePlatform
 import SystemPackage

@@ -11,28 +11,22 @@ import DocRouteErrors
 /// user of. Anything else is a ``ManifestWarning``.
 public typealias ManifestError = DocRouteError<ManifestErrorCode>
 
-/// Stable codes of ``ManifestError``, for tests and tools.
-public struct ManifestErrorCode: ErrorCodeProtocol {
+/// Stable codes of ``ManifestError``, for tests and tools: those of every file a person writes
+/// (``InputErrorCode``: `unreadable`, `wrong-type`, `missing-key`, `invalid-value`) and a
+/// manifest's own.
+public struct ManifestErrorCode: InputErrorCode {
     /// The code's text, e.g. `missing-key`.
     public let rawValue: String
-    private init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The file cannot be read.
-    public static let unreadable = Self("unreadable")
     /// The file is not a property list (XML or binary).
-    public static let notPropertyList = Self("not-property-list")
-    /// A key holds a value of another type than it must.
-    public static let wrongType = Self("wrong-type")
-    /// A key that must be there is not.
-    public static let missingKey = Self("missing-key")
-    /// A key's value cannot be used.
-    public static let invalidValue = Self("invalid-value")
+    public static let notPropertyList = Self(rawValue: "not-property-list")
     /// Another manifest has the same `CFBundleIdentifier`.
-    public static let duplicateIdentifier = Self("duplicate-identifier")
+    public static let duplicateIdentifier = Self(rawValue: "duplicate-identifier")
     /// `CFBundleIdentifier` is an Xcode build variable (`$(PRODUCT_BUNDLE_IDENTIFIER)`) never expanded.
-    public static let buildVariable = Self("build-variable")
+    public static let buildVariable = Self(rawValue: "build-variable")
     /// `DocRouteUser` names a user this host does not have.
-    public static let unknownUser = Self("unknown-user")
+    public static let unknownUser = Self(rawValue: "unknown-user")
 
     /// `file: key path: message` (`file:line:` when the line is known), without the key path for
     /// the file as a whole.

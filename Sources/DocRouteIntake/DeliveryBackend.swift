@@ -5,6 +5,10 @@
 package protocol DeliveryBackend: Sendable {
     /// Hands a batch over to be copied durably (group commit) and recorded, behind the batches
     /// handed over before it; the ticket gives its outcomes once it is committed.
+    ///
+    /// The backend takes each document's source descriptor and closes it once the document's
+    /// outcome is known, before the ticket is fulfilled, whatever the outcome: that is the one
+    /// place a delivered source is closed, so intake never closes one it handed over.
     func submit(_ batch: [DocumentDelivery]) -> DeliveryTicket
     /// Copies a package document (a folder delivered whole) durably, records it, then removes
     /// its source tree from the inbox.

@@ -3,8 +3,15 @@ import DocRouteProtocol
 import Foundation
 
 /// One document to copy into a handler's sandbox, already opened, typed and routed.
+///
+/// The one shape of a request from intake to the copy: delivery's batch takes it as it is
+/// (`DeliveryBatch.Request`), reading the descriptor and the `fstat` status that ``source`` carries,
+/// and adds only views of these fields (DocRouteDelivery's `DocumentDelivery+Batch.swift`).
 package struct DocumentDelivery: Sendable {
-    /// The opened source; its head, read for typing, is not kept.
+    /// The delivery's id (sent to the handler; never changes).
+    package var deliveryID: UUID
+    /// The opened source; its head, read for typing, is not kept. Once handed to a
+    /// ``DeliveryBackend`` its descriptor is the backend's to close (see ``DeliveryBackend/submit(_:)``).
     package var source: IntakeFile
     /// Where the source lives, to remove it once its copy is durable (kept open until then); nil to
     /// leave it (an `open` of a client's own file copies it and never touches the original).
@@ -48,11 +55,12 @@ package struct DocumentDelivery: Sendable {
         return fileName ?? InboxNames.display(sourceName)
     }
 
-    package init(source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
+    package init(deliveryID: UUID = .random(), source: IntakeFile, sourceFolder: DirectoryHandle?, sourceName: [UInt8], sourcePath: String, containerRoot: String,
                 mailbox: String, extensionChain: String, contentType: String, bundleIdentifier: String,
                 owner: (uid: UInt32, gid: UInt32)?, sourceApplication: String, annotation: [String: PropertyListValue],
                 fileName: String? = nil, messageID: String? = nil, partPath: String? = nil,
                 mimeType: String? = nil, typedBy: String? = nil, routedBy: String? = nil) {
+        self.deliveryID = deliveryID
         self.source = source.withoutHead
         self.sourceFolder = sourceFolder
         self.sourceName = sourceName

@@ -35,16 +35,20 @@ package struct IntakeFile: Sendable {
     }
 
     package let descriptor: Int32
-    package let device: UInt64
-    package let inode: UInt64
-    package let size: Int64
-    /// Bytes of disk the file takes (`st_blocks` × 512): less than ``size`` when it has holes.
-    package let allocatedBytes: Int64
-    package let modificationTimeNanoseconds: Int64
-    package let ownerUID: UInt32
-    package let linkCount: UInt64
+    /// What `fstat` said of ``descriptor`` when it was opened, whole: delivery checks its copy
+    /// against it and finds the source in its inbox by it, so nothing of it is made up later.
+    package let status: FileStatus
     /// The first bytes, for content typing.
     package let head: [UInt8]
+
+    package var device: UInt64 { status.device }
+    package var inode: UInt64 { status.inode }
+    package var size: Int64 { status.size }
+    /// Bytes of disk the file takes (`st_blocks` × 512): less than ``size`` when it has holes.
+    package var allocatedBytes: Int64 { status.allocatedBytes ?? status.size }
+    package var modificationTimeNanoseconds: Int64 { status.modificationTimeNanoseconds }
+    package var ownerUID: UInt32 { status.userID }
+    package var linkCount: UInt64 { status.linkCount }
 
     /// Opens `name` inside the folder `directory` (a descriptor) with `O_NOFOLLOW|O_NONBLOCK`.
     ///
@@ -121,10 +125,7 @@ package struct IntakeFile: Sendable {
             filled += count
         }
         head.removeSubrange(filled...)
-        return .success(IntakeFile(
-            descriptor: descriptor, device: info.device, inode: info.inode, size: info.size,
-            allocatedBytes: info.allocatedBytes ?? info.size, modificationTimeNanoseconds: info.modificationTimeNanoseconds,
-            ownerUID: info.userID, linkCount: info.linkCount, head: head))
+        return .success(IntakeFile(descriptor: descriptor, status: info, head: head))
     }
 
     /// Closes ``descriptor`` once the file is delivered or given up on. Nothing was written
@@ -137,8 +138,7 @@ package struct IntakeFile: Sendable {
     /// The same file without its head: a document in flight keeps its descriptor and status, not
     /// the bytes it was typed from (up to 4 KiB each, some 3 MiB of a burst's peak heap).
     var withoutHead: IntakeFile {
-        IntakeFile(descriptor: descriptor, device: device, inode: inode, size: size, allocatedBytes: allocatedBytes,
-                   modificationTimeNanoseconds: modificationTimeNanoseconds, ownerUID: ownerUID, linkCount: linkCount, head: [])
+        IntakeFile(descriptor: descriptor, status: status, head: [])
     }
 
     static func kindName(_ type: FileType) -> String {

@@ -1,4 +1,5 @@
 import DocRouteConfiguration
+import DocRouteHandlers
 import DocRouteMaildir
 import DocRoutePlatform
 import DocRouteProtocol
@@ -126,7 +127,6 @@ extension IntakePipeline {
                 : "\(pick ?? "") is not among the handlers that can open \(classification.contentType); pick one of: \(list)")
         }
         let outcome = await backend.deliver([delivery]).first
-        FileDescriptor(rawValue: delivery.source.descriptor).closeIgnoringErrors()
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
         switch outcome {
         case .committed(let deliveryID, let finalPath, _, _)?:

@@ -267,7 +267,6 @@ extension IntakePipeline {
         var touched: Set<String> = []
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
-            delivery.source.closeDescriptor()
             switch outcome {
             case .committed(let deliveryID, let finalPath, _, _):
                 touched.insert(delivery.bundleIdentifier)

@@ -405,7 +405,6 @@ package actor IntakePipeline {
         var waitingForRoom: (count: Int, first: DeliveryError)?
         for (index, outcome) in outcomes.enumerated() {
             let delivery = deliveries[index]
-            delivery.source.closeDescriptor()
             switch outcome {
             case .failed(let error) where error.code == .overLimit:
                 // The handler is owed as much as it may be: the file waits in its inbox. Said once
@@ -474,10 +473,9 @@ package actor IntakePipeline {
 
     /// Delivers one document that did not come from an inbox (`open`), by the path an inbox's
     /// files take: handed to the backend, reported, counted, its handler told once it is committed.
-    /// The document's descriptor is closed here.
+    /// The backend closes the document's descriptor (``DeliveryBackend/submit(_:)``).
     package func deliverRequested(_ delivery: DocumentDelivery) async -> DocumentDeliveryOutcome? {
         let outcome = await backend.deliver([delivery]).first
-        delivery.source.closeDescriptor()
         activity.delivered([delivery], outcome.map { [$0] } ?? [], arrivals: [])
         if case .committed(let deliveryID, let finalPath, _, _)? = outcome {
             // Counted and logged as an inbox's file is: the `delivered` line with its id and name.

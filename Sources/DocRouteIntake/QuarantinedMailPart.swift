@@ -1,3 +1,4 @@
+import DocRouteHandlers
 import DocRoutePlatform
 import Foundation
 import SystemPackage

@@ -1,3 +1,4 @@
+import DocRouteConfiguration
 import DocRoutePlatform
 import DocRouteHandlers
 import DocRouteTypes

@@ -149,36 +149,38 @@ package final class DeliveryLedger: Ledger {
     }
 
     func write<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.write(body)
-        } catch {
-            throw reported(Self.ledgerError(doing, error, file: file, line: line))
-        }
+        try reporting(doing, file: file, line: line) { try pool.write(body) }
     }
 
     func read<T>(_ doing: String, file: String = #fileID, line: Int = #line, _ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.read(body)
-        } catch {
-            throw reported(Self.ledgerError(doing, error, file: file, line: line))
-        }
+        try reporting(doing, file: file, line: line) { try pool.read(body) }
     }
 
     /// ``write(_:file:line:_:)`` for async callers: on GRDB's writer, the caller suspended.
     func writeAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
                                  _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do {
-            return try await pool.write(body)
-        } catch {
-            throw reported(Self.ledgerError(doing, error, file: file, line: line))
-        }
+        try await reporting(doing, file: file, line: line) { try await pool.write(body) }
     }
 
     /// ``read(_:file:line:_:)`` for async callers: on one of GRDB's readers, the caller suspended.
     func readAsync<T: Sendable>(_ doing: String, file: String = #fileID, line: Int = #line,
                                 _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await reporting(doing, file: file, line: line) { try await pool.read(body) }
+    }
+
+    /// Runs one of GRDB's calls; what it throws becomes the ledger's error for `doing`, reported.
+    private func reporting<T>(_ doing: String, file: String, line: Int, _ call: () throws -> T) throws -> T {
         do {
-            return try await pool.read(body)
+            return try call()
+        } catch {
+            throw reported(Self.ledgerError(doing, error, file: file, line: line))
+        }
+    }
+
+    /// ``reporting(_:file:line:_:)`` for a call the caller awaits.
+    private func reporting<T>(_ doing: String, file: String, line: Int, _ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
         } catch {
             throw reported(Self.ledgerError(doing, error, file: file, line: line))
         }

@@ -6,6 +6,9 @@ import SystemPackage
 /// Every error names what it was doing and on which path, carries the `errno` as its `cause` when
 /// a system call failed, and says what to do about it. `code` is stable: tests, metrics and tools
 /// match on it, never on `message`.
+///
+/// It lives in Platform, not Delivery: Platform's own writes (`AtomicFile`, ``performing(_:_:file:line:_:)``)
+/// throw it, and the ledger, whose only daemon dependency is Platform, throws it too.
 package typealias DeliveryError = DocRouteError<DeliveryErrorCode>
 
 /// The stable codes of ``DeliveryError``.

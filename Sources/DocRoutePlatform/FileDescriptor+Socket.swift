@@ -48,14 +48,7 @@ extension FileDescriptor {
 
     /// `bind(2)` to a path.
     package func bind(unixPath path: String) throws(Errno) {
-        var address = try Self.unixAddress(path)
-        _ = try Errno.retryingOnInterrupt {
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.bind(self.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-        }
+        try Self.retrying(at: path) { Glibc.bind(self.rawValue, $0, $1) }
     }
 
     /// `listen(2)`.
@@ -65,12 +58,16 @@ extension FileDescriptor {
 
     /// `connect(2)` to a path (blocking, for a socket made without `nonBlocking`).
     package func connect(unixPath path: String) throws(Errno) {
-        var address = try Self.unixAddress(path)
+        try Self.retrying(at: path) { Glibc.connect(self.rawValue, $0, $1) }
+    }
+
+    /// Calls `call` (`bind` or `connect`) with `path` as a `sockaddr_un` and its length, again
+    /// while it is interrupted.
+    private static func retrying(at path: String, _ call: (UnsafePointer<sockaddr>, socklen_t) -> CInt) throws(Errno) {
+        var address = try unixAddress(path)
         _ = try Errno.retryingOnInterrupt {
             withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(self.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
         }
     }

@@ -1,5 +1,5 @@
+import DocRouteConfiguration
 import DocRouteHandlers
-import DocRouteIntake
 import DocRoutePlatform
 import Logging
 import SystemPackage

@@ -6,24 +6,24 @@ import DocRouteErrors
 /// `UTExportedTypeDeclarations[0].UTTypeConformsTo[1]`), when known.
 public typealias TypeCatalogIssue = DocRouteError<TypeCatalogIssueCode>
 
-/// Stable codes of ``TypeCatalogIssue``, for tests and for tools that filter.
-public struct TypeCatalogIssueCode: ErrorCodeProtocol {
+/// Stable codes of ``TypeCatalogIssue``, for tests and for tools that filter: those of every file
+/// a person writes (``InputErrorCode``; a declaration's value that cannot be used is
+/// `invalid-value`) and the catalog's own.
+public struct TypeCatalogIssueCode: InputErrorCode {
     /// The code's text, e.g. `unknown-parent`.
     public let rawValue: String
-    private init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(rawValue: String) { self.rawValue = rawValue }
 
     /// A declaration without `UTTypeIdentifier`.
-    public static let missingIdentifier = Self("missing-identifier")
-    /// A value of the declaration cannot be used.
-    public static let invalidValue = Self("invalid-value")
+    public static let missingIdentifier = Self(rawValue: "missing-identifier")
     /// `UTTypeConformsTo` names a type nobody declares.
-    public static let unknownParent = Self("unknown-parent")
+    public static let unknownParent = Self(rawValue: "unknown-parent")
     /// The conformance edges form a cycle.
-    public static let conformanceCycle = Self("conformance-cycle")
+    public static let conformanceCycle = Self(rawValue: "conformance-cycle")
     /// A handler exports a system type.
-    public static let systemTypeRedefined = Self("system-type-redefined")
+    public static let systemTypeRedefined = Self(rawValue: "system-type-redefined")
     /// Two handlers export the same type; one declaration wins.
-    public static let overridden = Self("overridden")
+    public static let overridden = Self(rawValue: "overridden")
 
     /// `file: key path: message`, leaving out what is not known.
     public static func describe(_ issue: TypeCatalogIssue) -> String {

@@ -214,19 +214,7 @@ final class BenchClient: @unchecked Sendable {
     var consumed = 0
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw BenchError("connect failed")
-        }
+        fd = try BenchUnixSocket.open(SOCK_STREAM, .connect, path: path)
     }
 
     func send(_ line: String) {

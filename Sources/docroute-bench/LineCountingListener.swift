@@ -16,18 +16,8 @@ final class LineCountingListener: @unchecked Sendable {
 
     init(path: String) throws {
         self.path = path
-        unlink(path)
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(fd, 512) == 0 else {
+        fd = try BenchUnixSocket.open(SOCK_STREAM, .bind, path: path)
+        guard listen(fd, 512) == 0 else {
             let message = String(cString: strerror(errno))
             close(fd)
             throw BenchError("cannot listen on \(path): \(message)")

@@ -11,22 +11,7 @@ final class ReadinessSocket: @unchecked Sendable {
 
     init(path: String) throws {
         self.path = path
-        unlink(path)
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            let message = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw BenchError("cannot bind \(path): \(message)")
-        }
+        fd = try BenchUnixSocket.open(SOCK_DGRAM, .bind, path: path)
         var interval = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
     }

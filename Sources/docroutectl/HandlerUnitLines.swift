@@ -1,7 +1,6 @@
 import ArgumentParser
 import DocRouteConfiguration
 import DocRouteHandlers
-import DocRouteIntake
 import DocRoutePlatform
 import Foundation
 

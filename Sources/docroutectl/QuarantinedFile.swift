@@ -1,4 +1,5 @@
 import DocRouteConfiguration
+import DocRouteHandlers
 import DocRouteIntake
 import DocRouteMaildir
 import DocRoutePlatform

@@ -1,4 +1,5 @@
 import DocRouteClient
+import DocRouteHandlers
 import DocRouteIntake
 import Foundation
 

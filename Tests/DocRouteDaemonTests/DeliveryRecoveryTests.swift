@@ -150,12 +150,12 @@ import Testing
 
         let found = try ledger.findDelivered(
             sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
-            sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: request.sourcePath)
+            sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: request.sourceFilePath)
         #expect(found?.deliveryID == request.deliveryID)
         #expect(found?.state == .committed)
         #expect(try ledger.findDelivered(
             sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
-            sourceMtimeNs: status.modificationTimeNanoseconds + 1, sourcePath: request.sourcePath) == nil)
+            sourceMtimeNs: status.modificationTimeNanoseconds + 1, sourcePath: request.sourceFilePath) == nil)
         #expect(try ledger.findDelivered(
             sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
             sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: world.inbox.path.appending("other.pdb")) == nil)
@@ -164,7 +164,7 @@ import Testing
         _ = try DeliveryBatch(ledger: ledger, logger: Fixtures.logger).recover(containerRoots: [world.container])
         #expect(try ledger.findDelivered(
             sourceDevice: status.device, sourceInode: status.inode, sourceSize: status.size,
-            sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: request.sourcePath) == nil)
+            sourceMtimeNs: status.modificationTimeNanoseconds, sourcePath: request.sourceFilePath) == nil)
     }
 
     /// A source rewritten in place after its delivery committed is a new document: recovery

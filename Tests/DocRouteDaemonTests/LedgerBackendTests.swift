@@ -56,7 +56,7 @@ import Glibc
         func deliver(_ names: [String]) async throws -> [DocumentDeliveryOutcome] {
             let deliveries = try names.map(delivery)
             let outcomes = await backend.deliver(deliveries)
-            for delivery in deliveries { Glibc.close(delivery.source.descriptor) }
+            // No close here: the backend closed each source once its outcome was known.
             await backend.settle()
             return outcomes
         }

@@ -95,7 +95,14 @@ import Glibc
         }
         let deliveries = try ["1abc.pdb", "2abc.pdb", "3abc.pdb"].map(delivery)
         let outcomes = await backend.deliver(deliveries)
-        for delivery in deliveries { close(delivery.source.descriptor) }
+        // The backend closes each source once its outcome is known, the refused one's too: no
+        // descriptor of theirs is left open on the file (a number reused since names another).
+        for delivery in deliveries {
+            var status = stat()
+            let stillTheSource = fstat(delivery.source.descriptor, &status) == 0 && UInt64(status.st_ino) == delivery.source.inode
+                && UInt64(status.st_dev) == delivery.source.device
+            #expect(!stillTheSource, "the descriptor of \(delivery.sourcePath) is still open")
+        }
         await backend.settle()
 
         guard outcomes.count == 3, case .committed(let first, _, _, _) = outcomes[0], case .committed = outcomes[1],
@@ -111,7 +118,6 @@ import Glibc
         try await backend.acknowledge([DeliveryAcknowledgement(deliveryID: first, bundleIdentifier: LedgerBackendTests.bundle, handled: true)])
         let again = try delivery("3abc.pdb")
         let retried = await backend.deliver([again])
-        close(again.source.descriptor)
         await backend.settle()
         guard case .committed? = retried.first else {
             Issue.record("once the handler took one, the waiting file goes: \(retried)")

@@ -9,8 +9,8 @@ import Testing
     func quarantine(_ inbox: TestInbox, _ name: String, into quarantine: Quarantine, chain: String = "", reason: String = "no handler claims it") throws -> FilePath {
         let request = try inbox.request(name, container: FilePath("/unused"), chain: chain)
         return try quarantine.quarantine(
-            source: request.source, sourceStatus: request.sourceStatus, sourcePath: request.sourcePath,
-            sourceDirectory: request.sourceDirectory, sourceName: request.sourceName, mailbox: "Mail",
+            source: request.sourceDescriptor, sourceStatus: request.sourceStatus, sourcePath: request.sourceFilePath,
+            sourceDirectory: request.sourceDirectory, sourceName: request.sourceComponent, mailbox: "Mail",
             extensionChain: chain, contentType: "dyn.ah62d4rv4ge80c7xmq2", reason: reason,
             at: Date(timeIntervalSince1970: 1_700_000_000))
     }
@@ -74,8 +74,8 @@ import Testing
 
         #expect {
             try quarantine.quarantine(
-                source: request.source, sourceStatus: request.sourceStatus, sourcePath: request.sourcePath,
-                sourceDirectory: request.sourceDirectory, sourceName: request.sourceName, mailbox: "Mail",
+                source: request.sourceDescriptor, sourceStatus: request.sourceStatus, sourcePath: request.sourceFilePath,
+                sourceDirectory: request.sourceDirectory, sourceName: request.sourceComponent, mailbox: "Mail",
                 contentType: nil, reason: "test")
         } throws: { ($0 as? DeliveryError)?.code == .changed }
         #expect(scratch.read("inbox/x.bin") == Array("new, unseen".utf8))

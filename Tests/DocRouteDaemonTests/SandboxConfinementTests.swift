@@ -43,7 +43,7 @@ import Glibc
         let daemon: UInt32 = 48_124, handler: UInt32 = 48_125, adminMember: UInt32 = 48_126
         let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), accessUserID: daemon, logger: Fixtures.logger)
         var request = try inbox.request("a.txt", container: container)
-        request.owner = SandboxWriter.Owner(userID: handler, groupID: handler)
+        request.owner = (handler, handler)
         #expect(batch.deliver([request]).first?.error == nil)
 
         let file = container.appending("\(mailbox)/a.txt").string

@@ -1,4 +1,5 @@
 @testable import DocRouteDelivery
+@testable import DocRouteHandlers
 @testable import DocRouteIntake
 import Testing
 

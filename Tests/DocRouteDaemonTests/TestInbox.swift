@@ -1,8 +1,10 @@
+import DocRouteProtocol
 import DocRouteTestSupport
 import Foundation
 import Logging
 import SystemPackage
 @testable import DocRouteDelivery
+@testable import DocRouteIntake
 @testable import DocRoutePlatform
 
 #if canImport(Glibc)
@@ -44,13 +46,16 @@ final class TestInbox {
         contentType: String = "public.data",
         annotation: String? = nil
     ) throws -> DeliveryRequest {
-        let source = try DeliveryError.performing("open", component.string) { try directory.open(component, flags: O_RDONLY | O_NONBLOCK) }
-        opened.append(source)
-        let status = try DeliveryError.performing("inspect", component.string) { try source.status() }
+        // Opened, checked and fstat'ed by intake's own code, as an inbox's file is.
+        let name = component.withPlatformString { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
+        let file = try IntakeFile.open(name: name, in: directory.rawValue, maxSize: .max).get()
+        opened.append(FileDescriptor(rawValue: file.descriptor))
+        let extra = try annotation.map { try JSONDecoder().decode([String: PropertyListValue].self, from: Data($0.utf8)) } ?? [:]
         return DeliveryRequest(
-            source: source, sourceStatus: status, sourcePath: path.appending(component),
-            sourceFolder: DirectoryHandle(borrowing: directory), sourceName: component, containerRoot: container, mailbox: mailbox,
-            extensionChain: chain, contentType: contentType, bundleIdentifier: bundle, annotation: annotation)
+            source: file, sourceFolder: DirectoryHandle(borrowing: directory), sourceName: name,
+            sourcePath: path.appending(component).string, containerRoot: container.string, mailbox: mailbox,
+            extensionChain: chain, contentType: contentType, bundleIdentifier: bundle, owner: nil,
+            sourceApplication: "", annotation: extra)
     }
 
     static func lastExtension(_ name: String) -> String {

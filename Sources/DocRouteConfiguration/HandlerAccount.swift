@@ -7,6 +7,10 @@ import Foundation
 ///
 /// Resolved once per handler reload (``RoutingSnapshot``), not once per file: the user database
 /// is read when the manifests are, and delivery is given the answer.
+///
+/// In Configuration because it joins a manifest's ``HandlerUser`` (DocRouteHandlers) with the user
+/// database and the process's identity (DocRoutePlatform): the first target that has both, so the
+/// launcher in DocRouteServer needs no Intake.
 package enum HandlerAccount {
     /// The owner a handler's copies get: its own user, when that is not docrouted's and docrouted
     /// may give files away (root, or CAP_CHOWN as docroute.service grants); nil otherwise.
