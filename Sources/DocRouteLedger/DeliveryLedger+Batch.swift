@@ -5,12 +5,15 @@ import SystemPackage
 /// The steps of a group commit, each one transaction of a few statements per batch (see
 /// ``migrateToOncePerBatch(_:)``), used by ``DeliveryBatch``.
 extension DeliveryLedger {
-    /// The most rows one insert statement takes (35 values each, under SQLite's 32,766).
-    static let rowsPerInsert = 256
+    /// The most rows one insert statement takes. SQLite keeps every cached statement's program
+    /// and bound values for the ledger's life: the shapes up to 256 rows (35 values each) held
+    /// 3.7 MiB more at a 10,000-file burst's peak than up to 32, for no CPU per file measured
+    /// (docs/BENCHMARKS.md, 2026-11-26); 8 saved nothing more.
+    static let rowsPerInsert = 32
 
-    /// Inserts `records` with as few statements as there are bits in their count: a batch of 100
-    /// is one insert of 64 rows, one of 32 and one of 4. The statements have one of nine shapes,
-    /// so SQLite compiles each once. Returns the rows' ids, in order: a statement's rows get
+    /// Inserts `records` with as few statements as a batch's count needs: a batch of 100 is three
+    /// inserts of 32 rows and one of 4. The statements have one of six shapes, so SQLite
+    /// compiles each once. Returns the rows' ids, in order: a statement's rows get
     /// consecutive ids (`AUTOINCREMENT` gives each new row the largest id so far plus one, and
     /// this connection is the only writer), the last of them `lastInsertedRowID`.
     @discardableResult
