@@ -39,4 +39,12 @@ extension RoutingDaemon {
         let seconds = min(3_600, max(1, shortest * 86_400 / 4))
         return .milliseconds(Int64(seconds * 1_000))
     }
+
+    /// How long a settled document's history is kept: `history_days`, or longer while a handler's
+    /// `DocRouteInboxRetentionDays` is longer, since the retention sweep finds the copies to
+    /// remove by their ledger rows: pruned first, a copy would stay in the sandbox for good. A
+    /// day more than the longest retention, for the sweep's own interval.
+    static func historyKeptDays(historyDays: Int, retentionDays: [Double]) -> Double {
+        max(Double(historyDays), (retentionDays.max() ?? 0) + 1)
+    }
 }

@@ -273,7 +273,11 @@ package actor RoutingDaemon {
             group.addTask { await self.reloadOnManifestChanges() }
             group.addTask { await self.rereadUnreadableManifests() }
             group.addTask { [backend, activity] in await backend.runReclamation { activity.sourcesToReclaim($0) } }
-            group.addTask { [backend, days = configuration.historyDays] in await backend.runHistoryPruning(days: days) }
+            group.addTask { [backend, routing, days = configuration.historyDays] in
+                await backend.runHistoryPruning {
+                    Self.historyKeptDays(historyDays: days, retentionDays: routing.snapshot.registry.handlers.compactMap(\.manifest.inboxRetentionDays))
+                }
+            }
             group.addTask { await self.removeExpiredInboxCopies() }
             group.addTask { [backend, dispatcher] in
                 // What a `--recover-ledger` left for lack of time, measured while the daemon works

@@ -314,11 +314,13 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         try await ledger.history(query)
     }
 
-    /// Prunes the history older than `days` now, then every hour, until cancelled: in chunks of
-    /// a thousand rows, so the ledger's writer is never held for long.
-    package func runHistoryPruning(days: Int) async {
+    /// Prunes the history older than `days()` now, then every hour, until cancelled: in chunks of
+    /// a thousand rows, so the ledger's writer is never held for long. `days` is asked each time,
+    /// so a reload that changes it is taken at the next hour.
+    package func runHistoryPruning(days: @escaping @Sendable () -> Double) async {
         while !Task.isCancelled {
-            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
+            let days = days()
+            let cutoff = Date().addingTimeInterval(-days * 86_400)
             var removed = 0
             while !Task.isCancelled {
                 guard let count = try? await ledger.pruneHistory(before: cutoff, limit: 1_000) else { break }
