@@ -626,12 +626,16 @@ if wait_for_file "$mail_copy" 30 && cmp -s "$work/1abc.pdb" "$mail_copy" && [ -n
 else
     fail "mail delivered by Postfix: copy $(ls "$(dirname "$mail_copy")" 2>&1 | tr '\n' ' '); new/: $(ls "$maildir/new" 2>&1 | tr '\n' ' '); cur/: $(ls "$maildir/cur" 2>&1 | tr '\n' ' '); $(in_container journalctl -u postfix@-.service --no-pager -o cat -n 5 | tr '\n' ' ')"
 fi
+# An attachment nobody claims is recorded in the quarantine as a part of its message (an entry
+# naming the message and part; its bytes stay in the message) and copied nowhere.
 stray=$(find "$ctr/var/lib/docroute/containers" "$ctr/var/spool/docroute/quarantine" -name 'nobody*' 2>/dev/null | sed "s|^$ctr||")
-skipped=$(in_container journalctl -u docroute.service --no-pager -o cat | grep -m1 'attachment skipped' || true)
-if [ -z "$stray" ] && [ -n "$skipped" ]; then
-    pass "nobody.bin, claimed by no handler, was skipped (\"$(echo "$skipped" | cut -c1-120)\") and is in no sandbox and not in quarantine"
+entry=$(grep -l '"nobody.bin"' "$ctr"/var/spool/docroute/quarantine/INBOX/*.mailpart 2>/dev/null | head -1 | sed "s|^$ctr||")
+quarantined=$(in_container journalctl -u docroute.service --no-pager -o cat | grep -m1 'attachment quarantined' || true)
+listed=$(in_container docroutectl quarantine list 2>&1 | grep -m1 'nobody.bin' || true)
+if [ -z "$stray" ] && [ -n "$entry" ] && [ -n "$quarantined" ] && [ -n "$listed" ]; then
+    pass "nobody.bin, claimed by no handler, is in no sandbox; recorded as $entry (\"$(echo "$quarantined" | cut -c1-100)\"), and quarantine list shows it"
 else
-    fail "nobody.bin skipped (log: ${skipped:-none}; found: ${stray:-nowhere})"
+    fail "nobody.bin recorded in the quarantine (entry: ${entry:-none}; log: ${quarantined:-none}; list: ${listed:-none}; copies: ${stray:-none})"
 fi
 if client subscribe "$sock" "$molecules" --expect molecule.pdb --ack --timeout 60 --linger 1 >"$work/subscribe-mail.log" 2>&1 &&
     annotation=$(python3 - "$work/subscribe-mail.log" "$message_id" <<'PYTHON'
