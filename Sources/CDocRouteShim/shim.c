@@ -222,6 +222,15 @@ int docroute_ensure_alternate_signal_stack(void) {
     return sigaltstack(&stack, NULL);
 }
 
+int docroute_fix_malloc_map_threshold(int bytes) {
+#ifdef __GLIBC__
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
 int docroute_limit_malloc_arenas(int count) {
 #ifdef __GLIBC__
     return mallopt(M_ARENA_MAX, count);

@@ -58,6 +58,7 @@ struct DocRouted: AsyncParsableCommand {
 
     func run() async throws {
         ProcessLimits.limitMallocArenas()
+        ProcessLimits.fixMallocMapThreshold()
         // A SIGHUP before the reload handler is in place must not end the daemon (the default
         // action); it would only ask for a reload of what is being loaded anyway. sigaction fails
         // only for an invalid signal number, which a named signal is not.

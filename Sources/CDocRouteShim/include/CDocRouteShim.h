@@ -42,6 +42,11 @@ int64_t docroute_seek_hole(int fd, int64_t offset);
 /// one per allocating thread, each keeping what it freed). Returns 1 on success.
 int docroute_limit_malloc_arenas(int count);
 
+/// mallopt(M_MMAP_THRESHOLD, bytes): blocks of `bytes` or more get a mapping of their own,
+/// unmapped when freed; setting it also stops glibc from raising the threshold by itself.
+/// Returns 1 on success.
+int docroute_fix_malloc_map_threshold(int bytes);
+
 /// syncfs(2): writes back everything dirty on the file system holding `fd`, in one call.
 /// Needs _GNU_SOURCE, which Swift's Glibc import does not define.
 int docroute_syncfs(int fd);
