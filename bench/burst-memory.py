@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Peak memory of docrouted over a burst, and what it is made of, for trying configuration changes.
 
-Usage: bench/burst-memory.py DOCROUTED [FILES] ["CONFIGURATION LINE"]
+Usage: bench/burst-memory.py DOCROUTED [FILES] ["CONFIGURATION LINE"] [--by-kind]
        (a release build; default 100,000 files of 4 KiB; e.g. "max_queued_files = 4096")
 
 Starts docrouted on a temporary tree beside the build (as bench/step-profile.py does, with the
 line added to its configuration), subscribes and acknowledges every document, renames FILES files
 into its inbox at once, and reads /proc/PID/smaps_rollup every 50 ms until all are acknowledged.
-Prints the rate, VmHWM, and the largest reading split into anonymous memory and file pages.
+Prints the rate, VmHWM, the largest reading split into anonymous memory and file pages, and the
+daemon's threads then and at most; with --by-kind, the anonymous memory of that reading by kind
+of mapping (heap, thread arenas, thread stacks), from /proc/PID/smaps.
 `docroute-bench compare` gives the same figures beside its baselines; this is the short form.
 """
 import importlib.util
@@ -31,10 +33,41 @@ def reading(pid: int) -> tuple[int, int]:
     return int(re.search(r"^Rss:\s+(\d+)", text, re.M).group(1)), int(re.search(r"^Anonymous:\s+(\d+)", text, re.M).group(1))
 
 
+def anonymous_by_kind(pid: int) -> dict[str, int]:
+    """Resident KiB of the anonymous memory by kind of mapping: the heap, malloc's thread arenas
+    (read-write mappings inside a 64 MiB-aligned reservation), thread stacks (8 MiB), named
+    mappings (a binary's data) by name, and the rest."""
+    kinds: dict[str, int] = {}
+    start = size = 0
+    name = ""
+    for line in open(f"/proc/{pid}/smaps"):
+        header = re.match(r"([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)", line)
+        if header:
+            start = int(header.group(1), 16)
+            size = (int(header.group(2), 16) - start) // 1024
+            name = header.group(3).strip()
+            continue
+        found = re.match(r"Anonymous:\s+(\d+)", line)
+        if found and int(found.group(1)):
+            if name == "[heap]":
+                kind = "heap"
+            elif name:
+                kind = os.path.basename(name)
+            elif 8 * 1024 <= size <= 8 * 1024 + 8:
+                kind = "thread stacks"
+            elif start % (64 << 20) == 0 and size <= 64 * 1024:
+                kind = "thread arenas"
+            else:
+                kind = f"other ({size // 1024} MiB mappings)" if size >= 1024 else "other (small mappings)"
+            kinds[kind] = kinds.get(kind, 0) + int(found.group(1))
+    return kinds
+
+
 def main() -> int:
-    docrouted = sys.argv[1]
-    files = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
-    extra = sys.argv[3] if len(sys.argv) > 3 else ""
+    positional = [argument for argument in sys.argv[1:] if not argument.startswith("--")]
+    docrouted = positional[0]
+    files = int(positional[1]) if len(positional) > 1 else 100_000
+    extra = positional[2] if len(positional) > 2 else ""
     root = tempfile.mkdtemp(prefix="burst-memory-", dir=os.path.join(os.getcwd(), ".build"))
     try:
         for folder in ("inbox", "stage", "handlers", "containers", "state", "quarantine"):
@@ -58,13 +91,21 @@ def main() -> int:
         subscriber = step_profile.Subscriber(os.path.join(root, "s.sock"))
         subscriber.start()
         peak = [0, 0]
+        threads = [0, 0]
+        kinds: dict[str, int] = {}
         done = threading.Event()
 
         def sample() -> None:
             while not done.is_set():
                 resident, anonymous = reading(daemon.pid)
+                count = len(os.listdir(f"/proc/{daemon.pid}/task"))
+                threads[1] = max(threads[1], count)
                 if resident > peak[0]:
                     peak[:] = [resident, anonymous]
+                    threads[0] = count
+                    if "--by-kind" in sys.argv:
+                        kinds.clear()
+                        kinds.update(anonymous_by_kind(daemon.pid))
                 time.sleep(0.05)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -82,7 +123,11 @@ def main() -> int:
         daemon.wait()
         print(f"{extra or 'defaults'}: {files:,} files, {files / seconds:,.0f} files/s until acknowledged; "
               f"VmHWM {hwm / 1024:.1f} MiB; largest reading {peak[0] / 1024:.1f} MiB: "
-              f"anonymous {peak[1] / 1024:.1f}, file pages {(peak[0] - peak[1]) / 1024:.1f} MiB")
+              f"anonymous {peak[1] / 1024:.1f}, file pages {(peak[0] - peak[1]) / 1024:.1f} MiB; "
+              f"{threads[0]} threads then, {threads[1]} at most")
+        if kinds:
+            print("anonymous at that reading: " + ", ".join(f"{kind} {kib / 1024:.1f} MiB" for kind, kib in
+                                                          sorted(kinds.items(), key=lambda item: -item[1]) if kib >= 64))
         return 0
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Microseconds per file by delivery step, from docrouted's own step timings (its debug log).
 
-Usage: bench/step-profile.py DOCROUTED [FILES] [--no-subscriber] [--size=BYTES] [--callgrind]
+Usage: bench/step-profile.py DOCROUTED [FILES] [--no-subscriber] [--size=BYTES] [--callgrind] [--keep]
        (a release build; default 10,000 files of 4 KiB; --size=1073741824 with FILES 1 profiles
        one large file)
 
@@ -9,7 +9,8 @@ With --callgrind the daemon runs under `valgrind --tool=callgrind` (about 50 tim
 1,000 files or fewer), and the instructions per file of each step are printed too: the inclusive
 count of the functions that do the step (see STEP_FUNCTIONS), over the files delivered. Callgrind
 counts instructions, not time, so the figures do not depend on what else the machine runs: use
-them to compare two builds. The wall times of a run under callgrind mean nothing.
+them to compare two builds. The wall times of a run under callgrind mean nothing. --keep leaves
+the temporary tree (the daemon's log, callgrind.out) in place for a closer look, and prints it.
 
 Starts docrouted on a temporary tree beside the build (on the same file system as the project),
 subscribes as the handler and acknowledges every document as it comes (unless --no-subscriber),
@@ -50,22 +51,27 @@ HANDLER = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-# The functions whose inclusive instruction counts make up each step (demangled Swift names, matched
-# as substrings; the first match on a call path counts, so nested matches are not counted twice).
+# The synchronous functions whose inclusive instruction counts make up each step (demangled Swift
+# names, matched at their start, "specialized" and closures around them left out). Async functions
+# are not used: a suspended async function's inclusive count takes in whatever its thread ran after
+# the switch. Rows starting with "  of which" are part of the row above and not added to the sum.
 STEP_FUNCTIONS = [
-    ("intake read and type", ["IntakePipeline.open", "IntakeFile.open", "RoutingSnapshot.type", "TypeEngine."]),
-    ("route", ["HandlerSelector.", "RoutingSnapshot.select", "RoutingSnapshot.route"]),
-    ("ledger: lookup", ["DeliveryLedger.deliveredRecords"]),
-    ("ledger: stage", ["DeliveryLedger.stage"]),
-    ("ledger: commit", ["DeliveryLedger.commit"]),
-    ("ledger: source noted", ["DeliveryLedger.markSourcesRemoved"]),
-    ("ledger: owed read", ["DeliveryLedger.owed", "DeliveryLedger.pendingEvents"]),
-    ("ledger: ack", ["DeliveryLedger.acknowledge"]),
-    ("copy", ["SandboxWriter.copyToTemporary"]),
-    ("flush", ["DeliveryBatch.syncData"]),
-    ("rename", ["DeliveryBatch.place"]),
-    ("notify", ["HandlerDispatcher.send", "HandlerDispatcher.dispatch"]),
-    ("reclaim", ["SourceRemoval.run", "SourceReclaimer.reclaim", "SourceReclaimer.run"]),
+    ("intake: type", ["TypeEngine.classify("]),
+    ("intake: handler choice", ["HandlerSelector.chooseHandler("]),
+    ("copy", ["SandboxWriter.copyToTemporary("]),
+    ("  of which SHA-256", ["SHA256.update(bufferPointer:)"]),
+    ("flush", ["DeliveryBatch.syncData("]),
+    ("ledger: earlier-delivery lookup", ["DeliveryLedger.deliveredRecords("]),
+    ("ledger: stage", ["DeliveryLedger.stage("]),
+    ("rename into place", ["DeliveryBatch.place("]),
+    ("ledger: commit", ["DeliveryLedger.commit("]),
+    ("source taken aside", ["DeliveryBatch.removeSources("]),
+    ("  of which ledger noted", ["DeliveryLedger.markSourcesRemoved("]),
+    ("reclaim", ["SourceReclaimer.reclaim("]),
+    ("ledger: owed read", ["DeliveryLedger.pendingEvents("]),
+    ("ledger: acknowledgements", ["closure #2 in DeliveryLedger.acknowledge("]),
+    ("log lines", ["ConsoleLogHandler.log(event:)", "JournalLogHandler.log(event:)"]),
+    ("activity counters", ["DaemonActivity.record("]),
 ]
 
 
@@ -77,23 +83,28 @@ def callgrind_steps(output: str, files: int) -> None:
     total = 0
     inclusive: dict[str, int] = collections.defaultdict(int)
     for line in demangled.splitlines():
-        found = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)", line)
+        found = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*?:(.*)", line)
         if not found:
+            if "PROGRAM TOTALS" in line:
+                total = int(line.split()[0].replace(",", ""))
             continue
         count = int(found.group(1).replace(",", ""))
-        name = found.group(2)
-        if "PROGRAM TOTALS" in name:
-            total = count
-            continue
-        # The innermost matching entry of a step is the function itself; keep the largest (the outermost call).
+        name = found.group(2).removeprefix("specialized ").removeprefix("static ")
+        if "'" in name.split(" [")[0]:
+            continue  # a recursion cycle's second entry
         for step, patterns in STEP_FUNCTIONS:
-            if any(pattern in name for pattern in patterns):
+            if any(name.startswith(pattern) for pattern in patterns):
                 inclusive[step] = max(inclusive[step], count)
-                break
-    print(f"callgrind: {total / files:,.0f} instructions per file in the whole daemon (start and stop included)")
-    print(f"{'step':<24} {'instructions/file':>18}")
+    print(f"callgrind: {total / files:,.0f} instructions per file in the whole daemon, from the first rename to the last acknowledgement")
+    print(f"| step | instructions per file |")
+    print(f"|---|---|")
+    counted = 0
     for step, _ in STEP_FUNCTIONS:
-        print(f"{step:<24} {inclusive.get(step, 0) / files:18,.0f}")
+        if not step.startswith("  "):
+            counted += inclusive.get(step, 0)
+        print(f"| {step.strip()} | {inclusive.get(step, 0) / files:,.0f} |")
+    print(f"| the rest (async runtime, event loop, socket lines, thread hand-offs) | {(total - counted) / files:,.0f} |")
+    print(f"| all | {total / files:,.0f} |")
 
 
 class Subscriber(threading.Thread):
@@ -154,15 +165,29 @@ def main() -> int:
         os.sync()
         log = open(os.path.join(root, "log"), "w")
         callgrind = os.path.join(root, "callgrind.out") if "--callgrind" in sys.argv else None
-        command = [docrouted, "--config", os.path.join(root, "docroute.toml"), "--log-level", "debug"]
+        # Under callgrind the daemon logs at `warning`, as `docroute-bench compare` runs it, so the
+        # counts are those of the benchmark's CPU figures (at `debug`, formatting the log lines was
+        # 8% of the count); the step timings need `debug` and are not printed then.
+        level = "warning" if callgrind else "debug"
+        command = [docrouted, "--config", os.path.join(root, "docroute.toml"), "--log-level", level]
         if callgrind:
-            command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}"] + command
+            # Valgrind 3.19 (Debian 12) gives up on the DWARF 5 that Swift's toolchain writes; the
+            # symbol table is enough for function names, so it runs a copy without debug sections.
+            stripped = os.path.join(root, "docrouted")
+            subprocess.run(["objcopy", "--strip-debug", docrouted, stripped], check=True)
+            command[0] = stripped
+            # Counting starts with the burst and stops when every copy is acknowledged, so start-up
+            # (loading the type database and the manifests) and shut-down are not in the figures.
+            command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                       f"--callgrind-out-file={callgrind}"] + command
         daemon = subprocess.Popen(command, stdout=log, stderr=log)
         while not os.path.exists(os.path.join(root, "s.sock")):
             time.sleep(0.05)
         subscriber = Subscriber(os.path.join(root, "s.sock")) if subscribe else None
         if subscriber:
             subscriber.start()
+        if callgrind:
+            subprocess.run(["callgrind_control", "--instr=on", str(daemon.pid)], check=True, capture_output=True)
         start = time.monotonic()
         for index in range(files):
             os.rename(os.path.join(root, "stage", f"f{index}.pdb"), os.path.join(root, "inbox", f"f{index}.pdb"))
@@ -175,7 +200,9 @@ def main() -> int:
                 time.sleep(0.005)
             acknowledged = time.monotonic() - start
             # The last acknowledgements are written in the background: give them their log line.
-            time.sleep(1)
+            time.sleep(1 if not callgrind else 10)
+        if callgrind:
+            subprocess.run(["callgrind_control", "--instr=off", str(daemon.pid)], check=True, capture_output=True)
         daemon.terminate()
         daemon.wait()
         log.close()
@@ -190,9 +217,12 @@ def main() -> int:
             for name, micros in re.findall(r"(\w+)=(\d+)us", line):
                 totals[name] = totals.get(name, 0) + int(micros)
         print(f"{files} files of {size:,} bytes, {seconds:.2f} s until all were in the sandbox "
-              f"({files / seconds:,.0f} files/s); {delivered} in batches with step timings")
+              f"({files / seconds:,.0f} files/s)" + ("" if callgrind else f"; {delivered} in batches with step timings"))
         if subscriber:
             print(f"all acknowledged after {acknowledged:.2f} s ({files / acknowledged:,.0f} files/s)")
+        if callgrind:
+            callgrind_steps(callgrind, files)
+            return 0
         print(f"{'step':<8} {'us/file':>8}")
         for name, micros in totals.items():
             print(f"{name:<8} {micros / max(delivered, 1):8.1f}")
@@ -202,11 +232,12 @@ def main() -> int:
         print("| " + " | ".join(name for name, _ in groups) + " |")
         print("|" + "---|" * len(groups))
         print("| " + " | ".join(f"{sum(totals.get(step, 0) for step in steps) / max(delivered, 1):.1f}" for _, steps in groups) + " |")
-        if callgrind:
-            callgrind_steps(callgrind, files)
         return 0
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if "--keep" in sys.argv:
+            print(f"kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,11 @@ import DocRouteTypes
 public struct HandlerSelector: Sendable {
     public let registry: HandlerRegistry
     public let defaults: AdminDefaults
+    /// The slow path's winners by content type (and inner type): a dynamic type, an inner type or
+    /// an administrator's default sends every file of that type down it, and it costs more than
+    /// typing the file. The choice depends only on the type and on this selector's registry and
+    /// defaults, which a reload replaces together with the selector.
+    private let slowChoices = BoundedMemo<Int?>()
 
     public init(registry: HandlerRegistry, defaults: AdminDefaults = AdminDefaults()) {
         self.registry = registry
@@ -33,7 +38,11 @@ public struct HandlerSelector: Sendable {
     public func chooseHandler(contentType: String, innerContentType: String? = nil) -> RegisteredHandler? {
         let catalog = registry.catalog
         guard innerContentType == nil, defaults.types.isEmpty, let index = catalog.typeIndex(of: contentType) else {
-            return slowChoice(contentType: contentType, innerContentType: innerContentType)
+            let key = innerContentType.map { "\(contentType)\u{0}\($0)" } ?? contentType
+            let chosen = slowChoices.value(for: key) {
+                slowChoiceIndex(contentType: contentType, innerContentType: innerContentType)
+            }
+            return chosen.map { registry.handlers[$0] }
         }
         var references = registry.claimsByTypeIndex[index]
         if references.isEmpty {
@@ -56,9 +65,10 @@ public struct HandlerSelector: Sendable {
         return handlers[lhs.handler].bundleIdentifier < handlers[rhs.handler].bundleIdentifier
     }
 
-    func slowChoice(contentType: String, innerContentType: String?) -> RegisteredHandler? {
+    /// The index in the registry's handlers of the winner, by the full rules.
+    func slowChoiceIndex(contentType: String, innerContentType: String?) -> Int? {
         let chain = registry.catalog.conformanceChain(of: contentType)
-        if let chosen = applicableDefault(chain: chain)?.claim { return registry.handlers[chosen.reference.handler] }
+        if let chosen = applicableDefault(chain: chain)?.claim { return chosen.reference.handler }
         guard let (level, references) = decisiveLevel(for: contentType) else { return nil }
         let innerChain = innerContentType.map { registry.catalog.conformanceChain(of: $0) }
         var best: (key: SortKey, handler: Int)?
@@ -66,7 +76,7 @@ public struct HandlerSelector: Sendable {
             let key = sortKey(reference, chain: chain, level: level, innerChain: innerChain)
             if best == nil || key < best!.key { best = (key, reference.handler) }
         }
-        return best.map { registry.handlers[$0.handler] }
+        return best?.handler
     }
 
     /// The full explanation used by `docroutectl route`.

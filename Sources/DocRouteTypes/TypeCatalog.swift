@@ -23,6 +23,11 @@ public struct TypeCatalog: Sendable {
     /// What was skipped or repaired while building, with file and key path.
     public let issues: [TypeCatalogIssue]
 
+    /// The ancestors of dynamic identifiers already decoded. Every file typed by a MIME type or an
+    /// extension no declaration claims gets a dynamic identifier, typing and handler selection ask
+    /// for its ancestors three times per file, and decoding one is the costliest step of both.
+    let dynamicAncestors = BoundedMemo<[String]>()
+
     /// The number of declared types.
     public var count: Int { entries.count }
 
@@ -52,6 +57,11 @@ public struct TypeCatalog: Sendable {
         if let index = index(of: identifier) {
             return entries[index].ancestorIdentifiers
         }
+        return dynamicAncestors.value(for: identifier) { decodedAncestors(of: identifier) }
+    }
+
+    /// The ancestors an undeclared identifier's encoding gives: none unless it is dynamic.
+    private func decodedAncestors(of identifier: String) -> [String] {
         guard let dynamic = DynamicTypeIdentifier(decoding: identifier) else { return [] }
         var result: [String] = []
         for parent in dynamic.conformsTo where !result.contains(parent) {

@@ -131,6 +131,28 @@ import Testing
         }
     }
 
+    /// The slow path (dynamic types, inner types, administrators' defaults) remembers its winners
+    /// by type: asked again, and for more types than the memo holds, it still answers as `select`.
+    @Test func rememberedChoicesAgreeWithSelect() throws {
+        let registry = try registry { try $0.copySamples() }
+        let defaults = AdminDefaults(types: ["public.text": "com.sunsetlakesoftware.molecules"])
+        let catalog = registry.catalog
+        for selector in [HandlerSelector(registry: registry), HandlerSelector(registry: registry, defaults: defaults)] {
+            let dynamicTypes = (0..<5_000).map {
+                DynamicTypeIdentifier(tagClass: .filenameExtension, tag: "x\($0)").identifier
+            } + [DynamicTypeIdentifier(tagClass: .mimeType, tag: "text/x-made-up", conformingTo: "public.plain-text").identifier]
+            for round in 0..<2 {
+                for type in dynamicTypes + ["public.plain-text", "com.adobe.pdf", "public.png"] {
+                    #expect(selector.chooseHandler(contentType: type)?.bundleIdentifier == selector.select(contentType: type).bundleIdentifier,
+                            "\(type), round \(round)")
+                }
+                #expect(selector.chooseHandler(contentType: "org.gnu.gnu-zip-archive", innerContentType: "public.tar-archive")?.bundleIdentifier
+                        == selector.select(contentType: "org.gnu.gnu-zip-archive", innerContentType: "public.tar-archive").bundleIdentifier)
+            }
+            #expect(catalog.ancestors(of: dynamicTypes.last!).first == "public.plain-text")
+        }
+    }
+
     /// A default for a type the document conforms to decides when its handler claims only a more
     /// general type; only the nearest default counts, and one whose handler cannot open the
     /// document is passed over, with the reason.
