@@ -167,7 +167,7 @@ package final class DeliveryBatch: Sendable {
         // daemon's time in a burst, where each file looks its folder up several times): the
         // same bytes in one call. Equal paths have equal bytes, so equal keys hash alike.
         func hash(into hasher: inout Hasher) {
-            root.withPlatformString { hasher.combine(bytes: UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
+            root.withPlatformBytes { hasher.combine(bytes: $0) }
             hasher.combine(mailbox)
         }
     }

@@ -33,6 +33,11 @@ extension FilePath {
 
     /// The path's raw bytes, without the terminating NUL.
     package var platformBytes: [UInt8] {
-        withPlatformString { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) }
+        withPlatformBytes { Array($0) }
+    }
+
+    /// Calls `body` with the path's raw bytes (no terminating NUL), without copying them.
+    package func withPlatformBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withPlatformString { pointer in try body(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) }
     }
 }
