@@ -26,10 +26,16 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
+        // memchr and memcmp for the pure-logic targets, which import neither the C library nor Platform.
+        .target(name: "CDocRouteBytes"),
         // Pure logic: the UTI model, catalog, tags, dyn identifiers and content sniffing.
         .target(
             name: "DocRouteTypes",
-            dependencies: [.product(name: "DocRouteErrors", package: "Swift")],
+            dependencies: [
+                .product(name: "DocRouteErrors", package: "Swift"), "CDocRouteBytes",
+                // The MIME database files read without the C library.
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             // The JSON is the source of SystemTypeTable.swift (scripts/generate-type-table.py), which
             // embeds it: an installed binary then needs no resource bundle beside it.
             exclude: ["Resources"]
@@ -40,7 +46,7 @@ let package = Package(
             dependencies: [.product(name: "DocRouteErrors", package: "Swift"), "DocRouteTypes", .product(name: "Logging", package: "swift-log")]
         ),
         // Pure logic: a streaming RFC 5322 + MIME parser that hands attachments to a sink; Maildir++ names.
-        .target(name: "DocRouteMail", dependencies: [.product(name: "DocRouteErrors", package: "Swift")]),
+        .target(name: "DocRouteMail", dependencies: [.product(name: "DocRouteErrors", package: "Swift"), "CDocRouteBytes"]),
         // C shim for Linux calls Glibc does not surface cleanly (ucred, renameat2, copy_file_range).
         .target(name: "CDocRouteShim"),
         .systemLibrary(
@@ -52,7 +58,7 @@ let package = Package(
         .target(
             name: "DocRouteSystemd",
             dependencies: [
-                .product(name: "DocRouteErrors", package: "Swift"), "CDocRouteSystemd",
+                .product(name: "DocRouteErrors", package: "Swift"), "CDocRouteSystemd", "DocRoutePlatform",
                 .product(name: "Logging", package: "swift-log"),
                 // Errno, as the cause of a failed libsystemd call.
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -109,8 +115,6 @@ let package = Package(
             name: "DocRouteLedger",
             dependencies: [
                 "DocRoutePlatform", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -122,8 +126,6 @@ let package = Package(
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
                 "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
-                // Until their calls move behind DocRoutePlatform (scripts/layer-exceptions.txt).
-                "CDocRouteShim",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

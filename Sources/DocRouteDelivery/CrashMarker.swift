@@ -1,9 +1,6 @@
-import CDocRouteShim
+import DocRoutePlatform
 import Logging
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Tells a crash from a kill across a restart: `<state_directory>/crash-marker` gets one byte (the
 /// signal number) from a signal handler when docrouted crashes (SIGSEGV, SIGBUS, SIGILL, SIGTRAP,
@@ -17,7 +14,7 @@ package enum CrashMarker {
         let path = stateDirectory + "/" + fileName
         let file: FileDescriptor
         do {
-            file = try FileDescriptor.open(atPath: FilePath(path), flags: O_RDWR | O_CREAT | O_APPEND, permissions: 0o600)
+            file = try FileDescriptor.open(atPath: FilePath(path), .readWrite, options: [.create, .append], permissions: 0o600)
         } catch {
             logger.warning("crash marker \(path) cannot be opened: \(error); a crash will be told from a kill by repetition only")
             return nil
@@ -29,9 +26,10 @@ package enum CrashMarker {
         _ = try? file.truncate(to: 0)
         _ = try? file.sync()
         // The descriptor stays open for the process's life: the signal handlers write to it.
-        let descriptor = file.rawValue
-        if docroute_install_crash_marker(descriptor) != 0 {
-            logger.warning("crash marker handlers cannot be installed: \(String(cString: strerror(errno)))")
+        do throws(Errno) {
+            try CrashSignals.install(writingTo: file)
+        } catch {
+            logger.warning("crash marker handlers cannot be installed: \(error.systemMessage)")
         }
         return crashedWith
     }

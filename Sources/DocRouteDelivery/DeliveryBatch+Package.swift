@@ -5,12 +5,6 @@ import DocRoutePlatform
 import Foundation
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 extension DeliveryBatch {
     /// What a package delivery is given: intake's ``PackageDelivery``.
     package typealias PackageRequest = PackageDelivery
@@ -63,7 +57,7 @@ extension DeliveryBatch {
         } catch {
             return .failed(DeliveryError.wrapping("open the package", error))
         }
-        defer { close(source) }
+        defer { FileDescriptor(rawValue: source).closeIgnoringErrors() }
         let sourceStatus: FileStatus
         do {
             let found = try DeliveryError.performing("inspect", path) { try FileDescriptor(rawValue: source).status() }
@@ -100,7 +94,7 @@ extension DeliveryBatch {
             // A fresh random name: one already there is not ours.
             guard created else { throw DeliveryError(errno: .fileExists, operation: "create folder", path: temporaryPath) }
             let temporary = try PackageTree.openFolder(temporaryComponent, in: folder.descriptor.rawValue, describing: temporaryPath)
-            defer { close(temporary) }
+            defer { FileDescriptor(rawValue: temporary).closeIgnoringErrors() }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: options.bufferSize, alignment: 4096)
             defer { buffer.deallocate() }
             _ = try PackageTree.copy(

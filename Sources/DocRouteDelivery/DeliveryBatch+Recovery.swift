@@ -5,12 +5,6 @@ import DocRoutePlatform
 import Foundation
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 extension DeliveryBatch {
     /// What ``DeliveryBatch/recover(containerRoots:)`` settled.
     package struct RecoveryReport: Sendable {
@@ -168,7 +162,7 @@ extension DeliveryBatch {
         guard let status = try DeliveryError.performing("inspect", path, { try folder.descriptor.status(of: name) }), status.isDirectory,
               status.device == record.finalDevice, status.inode == record.finalInode else { return false }
         let opened = try PackageTree.openFolder(name, in: folder.descriptor.rawValue, describing: path)
-        defer { close(opened) }
+        defer { FileDescriptor(rawValue: opened).closeIgnoringErrors() }
         // Read no further than the size staged: the handler owns the folder and may have added a
         // file of any size to it (a sparse 16 TiB one costs nothing to make), and the daemon
         // cannot start until this is settled.
@@ -198,7 +192,7 @@ extension DeliveryBatch {
             for mailboxName in try DeliveryError.performing("list folder", inbox.path.string, { try inbox.descriptor.directoryNames() }) {
                 let mailboxPath = inbox.path.appending(mailboxName)
                 // Only real folders: a link or a file in Inbox is not a mailbox to clean.
-                guard let mailbox = try? inbox.descriptor.open(mailboxName, flags: O_RDONLY | O_DIRECTORY) else { continue }
+                guard let mailbox = try? inbox.descriptor.open(mailboxName, .readOnly, options: [.directory]) else { continue }
                 defer { mailbox.closeIgnoringErrors() }
                 var removedHere = 0
                 for name in try DeliveryError.performing("list folder", mailboxPath.string, { try mailbox.directoryNames() }) {

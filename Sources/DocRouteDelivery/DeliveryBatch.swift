@@ -77,7 +77,7 @@ package final class DeliveryBatch: Sendable {
     /// `accessUserID` gets an ACL entry on what is handed to handlers (see
     /// ``SandboxWriter/accessUserID``): docrouted's uid when it is not root. With a `reclaimer`,
     /// delivered sources are renamed aside and freed later (see ``SourceReclaimer``).
-    package init(ledger: any BatchLedger & RecoveryLedger, options: Options = Options(), folderMode: mode_t = 0o700,
+    package init(ledger: any BatchLedger & RecoveryLedger, options: Options = Options(), folderMode: CModeT = 0o700,
                 accessUserID: UInt32? = nil, reclaimer: SourceReclaimer? = nil, logger: Logger) {
         self.ledger = ledger
         self.options = options
@@ -167,7 +167,7 @@ package final class DeliveryBatch: Sendable {
         // daemon's time in a burst, where each file looks its folder up several times): the
         // same bytes in one call. Equal paths have equal bytes, so equal keys hash alike.
         func hash(into hasher: inout Hasher) {
-            root.withPlatformString { hasher.combine(bytes: UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
+            root.withPlatformBytes { hasher.combine(bytes: $0) }
             hasher.combine(mailbox)
         }
     }

@@ -1,4 +1,3 @@
-import CDocRouteShim
 import DocRouteIntake
 import DocRouteLedger
 import DocRoutePlatform
@@ -34,7 +33,7 @@ extension LedgerBackend {
         do {
             return try await blocking { [ledger] in
                 // A crash on this thread must still reach the crash marker, even from a full stack.
-                _ = docroute_ensure_alternate_signal_stack()
+                try? CrashSignals.ensureAlternateStack()
                 try ledger.markInHand(path)
                 // Gone or not a folder any more (or no name of one file): the delivery reports it.
                 guard let component = PackageTree.component(name),

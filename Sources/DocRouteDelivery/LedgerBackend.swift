@@ -8,9 +8,6 @@ import Logging
 import NIOPosix
 import Synchronization
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The daemon's ``DeliveryBackend``: the ledger (through its seam, ``Ledger``), group-committed
 /// sandbox copies and the quarantine, with their blocking system calls run on a thread pool, off
@@ -74,7 +71,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
 
     /// The mode a state directory docrouted creates gets: 0700, or 0711 when handlers' containers
     /// are below it (they must pass through it to reach their own).
-    package static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> mode_t {
+    package static func stateDirectoryMode(_ configuration: DaemonConfiguration) -> CModeT {
         configuration.containersDirectory.hasPrefix(configuration.stateDirectory + "/") ? 0o711 : 0o700
     }
 
@@ -154,8 +151,7 @@ package final class LedgerBackend: DeliveryBackend, DeliveryStore {
         let state = FilePath(configuration.stateDirectory)
         try await blocking { [reclaimer] in _ = try reclaimer.open(stateDirectory: state) }
         for inbox in configuration.inboxes where inbox.kind == .directory {
-            var status = stat()
-            if stat(inbox.path, &status) == 0, !reclaimer.defers(device: UInt64(status.st_dev)) {
+            if let status = try? FilePath(inbox.path).status(followingSymbolicLinks: true), !reclaimer.defers(device: status.device) {
                 logger.notice("this inbox is on another file system than the state directory: its delivered sources are removed at once, not reclaimed later", metadata: [
                     "inbox": "\(inbox.path)", "stateDirectory": "\(configuration.stateDirectory)",
                 ])

@@ -34,9 +34,7 @@ extension LedgerRebuild {
         func save(in state: FilePath) throws {
             let path = state.appending(Self.fileName)
             guard !documents.isEmpty else {
-                if unlink(path.string) != 0 && errno != ENOENT {
-                    throw DeliveryError(errno: Errno(rawValue: errno), operation: "remove", path: path.string)
-                }
+                try DeliveryError.performing("remove", path.string) { try path.unlink() }
                 return
             }
             let encoder = JSONEncoder()

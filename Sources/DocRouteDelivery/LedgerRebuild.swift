@@ -9,10 +9,6 @@ import Foundation
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `docrouted --recover-ledger`: sets a damaged ledger aside and builds a new one from what the
 /// sandboxes hold.
 ///
@@ -92,8 +88,8 @@ package enum LedgerRebuild {
             // `20261124T093000Z`: the basic form of RFC 3339's UTC time, safe in a file name.
             let damaged = path.string + ".damaged-" + UTCTimestamp(now).rfc3339.filter { $0 != "-" && $0 != ":" }
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path.string + suffix) {
-                guard rename(path.string + suffix, damaged + suffix) == 0 else {
-                    throw DeliveryError(errno: Errno(rawValue: errno), operation: "set the damaged ledger aside as \(damaged + suffix)", path: path.string + suffix)
+                try DeliveryError.performing("set the damaged ledger aside as \(damaged + suffix)", path.string + suffix) {
+                    try FilePath(path.string + suffix).rename(to: FilePath(damaged + suffix))
                 }
                 report.damagedFiles.append(damaged + suffix)
             }
@@ -260,7 +256,7 @@ package enum LedgerRebuild {
             }
             for mailboxName in mailboxes.sorted(by: { $0.string < $1.string }) {
                 // Only real folders: a link in Inbox is not a mailbox docrouted made.
-                guard let mailbox = try? inbox.descriptor.open(mailboxName, flags: O_RDONLY | O_DIRECTORY) else { continue }
+                guard let mailbox = try? inbox.descriptor.open(mailboxName, .readOnly, options: [.directory]) else { continue }
                 defer { mailbox.closeIgnoringErrors() }
                 let folder = inbox.path.appending(mailboxName).string
                 let names: [FilePath.Component]
@@ -305,7 +301,7 @@ package enum LedgerRebuild {
         guard let name = FilePath.Component(document.name) else { return nil }
         let file: FileDescriptor
         do throws(Errno) {
-            file = try folder.descriptor.open(name, flags: O_RDONLY | O_NONBLOCK)
+            file = try folder.descriptor.open(name, .readOnly, options: [.nonBlocking])
         } catch .tooManySymbolicLinkLevels, .noSuchFileOrDirectory {
             return nil
         } catch {
@@ -334,11 +330,12 @@ package enum LedgerRebuild {
     /// files would be root's and the service could not open them: they get the state
     /// directory's owner.
     static func giveToStateDirectoryOwner(_ path: FilePath) {
-        var folder = stat()
-        guard geteuid() == 0, stat(path.removingLastComponent().string, &folder) == 0, folder.st_uid != 0 else { return }
+        guard ProcessIdentity.effectiveUserID == 0,
+              let folder = try? path.removingLastComponent().status(followingSymbolicLinks: true), folder.userID != 0 else { return }
         let pending = path.removingLastComponent().appending(Pending.fileName).string
         for file in [path.string, path.string + "-wal", path.string + "-shm", DeliveryLedger.marker(path), pending] {
-            _ = lchown(file, folder.st_uid, folder.st_gid)
+            // Best effort: a file that is not there (no -shm yet) has no owner to change.
+            try? FilePath(file).changeOwnerOfLink(userID: folder.userID, groupID: folder.groupID)
         }
     }
 }

@@ -4,12 +4,6 @@ import DocRoutePlatform
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Copies, hashes and removes package documents (folders such as `Report.rtfd`, delivered whole).
 ///
 /// Every name is opened relative to its parent folder's descriptor with `O_NOFOLLOW`, so a
@@ -33,9 +27,9 @@ package enum PackageTree {
     static func exceeded(_ limits: Limits, in folder: CInt, describing path: String) throws -> String? {
         var entries = 0
         var stack: [(descriptor: CInt, depth: Int)] = [(folder, 0)]
-        defer { for frame in stack where frame.descriptor != folder { close(frame.descriptor) } }
+        defer { for frame in stack where frame.descriptor != folder { FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors() } }
         while let frame = stack.popLast() {
-            defer { if frame.descriptor != folder { close(frame.descriptor) } }
+            defer { if frame.descriptor != folder { FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors() } }
             for entry in try Self.entries(of: frame.descriptor, describing: path) {
                 entries += 1
                 if entries > limits.maxEntries {
@@ -84,7 +78,7 @@ package enum PackageTree {
     static func copy(
         from source: CInt, describing sourcePath: String,
         to destination: CInt, describing destinationPath: String,
-        owner: SandboxWriter.Owner?, fileMode: mode_t, folderMode: mode_t, accessUserID: UInt32? = nil,
+        owner: SandboxWriter.Owner?, fileMode: CModeT, folderMode: CModeT, accessUserID: UInt32? = nil,
         buffer: UnsafeMutableRawBufferPointer, limits: Limits = .copyGuard, logger: Logger
     ) throws -> Int64 {
         var total: Int64 = 0
@@ -93,8 +87,8 @@ package enum PackageTree {
                            entries: try sortedEntries(of: source, describing: sourcePath), depth: 0, owned: false)]
         defer {
             for frame in stack where frame.owned {
-                close(frame.source)
-                close(frame.destination)
+                FileDescriptor(rawValue: frame.source).closeIgnoringErrors()
+                FileDescriptor(rawValue: frame.destination).closeIgnoringErrors()
             }
         }
         while let top = stack.last {
@@ -112,8 +106,8 @@ package enum PackageTree {
                 try DeliveryError.performing("sync", top.destinationPath) { try folder.sync() }
                 let finished = stack.removeLast()
                 if finished.owned {
-                    close(finished.source)
-                    close(finished.destination)
+                    FileDescriptor(rawValue: finished.source).closeIgnoringErrors()
+                    FileDescriptor(rawValue: finished.destination).closeIgnoringErrors()
                 }
                 continue
             }
@@ -129,8 +123,8 @@ package enum PackageTree {
             do {
                 let name = entry.name
                 let info = try status(of: name, in: top.source, describing: fromPath)
-                switch mode_t(info.mode) & S_IFMT {
-                case S_IFDIR:
+                switch info.fileType {
+                case .directory:
                     guard top.depth < limits.maxDepth else {
                         throw DeliveryError(code: .io, message: "\(sourcePath) has folders more than \(limits.maxDepth) levels deep; it is not copied.")
                     }
@@ -144,20 +138,20 @@ package enum PackageTree {
                     do {
                         childDestination = try openFolder(name, in: top.destination, describing: toPath)
                     } catch {
-                        close(childSource)
+                        FileDescriptor(rawValue: childSource).closeIgnoringErrors()
                         throw error
                     }
                     let childEntries: [DirectoryEntry]
                     do {
                         childEntries = try sortedEntries(of: childSource, describing: fromPath)
                     } catch {
-                        close(childSource)
-                        close(childDestination)
+                        FileDescriptor(rawValue: childSource).closeIgnoringErrors()
+                        FileDescriptor(rawValue: childDestination).closeIgnoringErrors()
                         throw error
                     }
                     stack.append(Frame(source: childSource, destination: childDestination, sourcePath: fromPath, destinationPath: toPath,
                                        entries: childEntries, depth: top.depth + 1, owned: true))
-                case S_IFREG where info.linkCount == 1:
+                case .regular where info.linkCount == 1:
                     total += try copyFile(name, from: top.source, describing: fromPath, to: top.destination, describing: toPath,
                                           owner: owner, mode: fileMode, accessUserID: accessUserID, buffer: buffer)
                 default:
@@ -165,7 +159,7 @@ package enum PackageTree {
                     // hard-linked file may belong to someone else.
                     logger.warning("skipped inside a package: only regular files and folders are delivered", metadata: [
                         "message-id": "package-entry-skipped", "path": "\(fromPath)",
-                        "kind": "\(info.isRegularFile ? "hard-linked file" : kindName(mode_t(info.mode)))",
+                        "kind": "\(info.isRegularFile ? "hard-linked file" : kindName(info.fileType))",
                     ])
                 }
             }
@@ -198,11 +192,11 @@ package enum PackageTree {
         // (descriptor, relative path, path, entries, next)
         var stack: [(descriptor: CInt, relative: String, path: String, entries: [DirectoryEntry], next: Int)] =
             [(folder, "", path, try sortedEntries(of: folder, describing: path), 0)]
-        defer { for frame in stack.dropFirst() { close(frame.descriptor) } }
+        defer { for frame in stack.dropFirst() { FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors() } }
         while let top = stack.last {
             guard top.next < top.entries.count else {
                 let finished = stack.removeLast()
-                if finished.descriptor != folder { close(finished.descriptor) }
+                if finished.descriptor != folder { FileDescriptor(rawValue: finished.descriptor).closeIgnoringErrors() }
                 continue
             }
             let entry = top.entries[top.next]
@@ -213,24 +207,24 @@ package enum PackageTree {
             do {
                 let name = entry.name
                 let info = try status(of: name, in: top.descriptor, describing: entryPath)
-                switch mode_t(info.mode) & S_IFMT {
-                case S_IFDIR:
+                switch info.fileType {
+                case .directory:
                     hash.update(data: Array("D \(entryRelative)\n".utf8))
                     let child = try openFolder(name, in: top.descriptor, describing: entryPath)
                     let childEntries: [DirectoryEntry]
                     do {
                         childEntries = try sortedEntries(of: child, describing: entryPath)
                     } catch {
-                        close(child)
+                        FileDescriptor(rawValue: child).closeIgnoringErrors()
                         throw error
                     }
                     stack.append((child, entryRelative, entryPath, childEntries, 0))
-                case S_IFREG:
+                case .regular:
                     if let sizeLimit, total + info.size > sizeLimit { throw LargerThanExpected(path: entryPath) }
                     let file = try DeliveryError.performing("open", entryPath) {
-                        try FileDescriptor(rawValue: top.descriptor).open(name, flags: O_RDONLY | O_NONBLOCK).rawValue
+                        try FileDescriptor(rawValue: top.descriptor).open(name, .readOnly, options: [.nonBlocking]).rawValue
                     }
-                    defer { close(file) }
+                    defer { FileDescriptor(rawValue: file).closeIgnoringErrors() }
                     var contents = SHA256()
                     var offset: Int64 = 0
                     while true {
@@ -244,7 +238,7 @@ package enum PackageTree {
                     total += offset
                     hash.update(data: Array("F \(entryRelative) \(offset) \(SandboxWriter.hex(contents.finalize()))\n".utf8))
                 default:
-                    hash.update(data: Array("O \(entryRelative) \(mode_t(info.mode) & S_IFMT)\n".utf8))
+                    hash.update(data: Array("O \(entryRelative) \(info.fileType.rawValue)\n".utf8))
                 }
             }
         }
@@ -277,15 +271,15 @@ package enum PackageTree {
         do {
             stack.append((top, parent, component, path, try entries(of: top, describing: path), 0))
         } catch {
-            close(top)
+            FileDescriptor(rawValue: top).closeIgnoringErrors()
             throw error
         }
-        defer { for frame in stack { close(frame.descriptor) } }
+        defer { for frame in stack { FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors() } }
         while let frame = stack.last {
             guard frame.next < frame.entries.count else {
                 // Emptied: close it, then remove it from its parent (still open below it).
                 stack.removeLast()
-                close(frame.descriptor)
+                FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors()
                 try DeliveryError.performing("remove folder", frame.path) { try FileDescriptor(rawValue: frame.parent).removeDirectory(frame.name) }
                 continue
             }
@@ -308,7 +302,7 @@ package enum PackageTree {
                 do {
                     childEntries = try entries(of: child, describing: entryPath)
                 } catch {
-                    close(child)
+                    FileDescriptor(rawValue: child).closeIgnoringErrors()
                     throw error
                 }
                 stack.append((child, frame.descriptor, entry.name, entryPath, childEntries, 0))
@@ -348,21 +342,21 @@ package enum PackageTree {
     private static func copyFile(
         _ name: FilePath.Component, from source: CInt, describing sourcePath: String,
         to destination: CInt, describing destinationPath: String,
-        owner: SandboxWriter.Owner?, mode: mode_t, accessUserID: UInt32?, buffer: UnsafeMutableRawBufferPointer
+        owner: SandboxWriter.Owner?, mode: CModeT, accessUserID: UInt32?, buffer: UnsafeMutableRawBufferPointer
     ) throws -> Int64 {
         let input = try DeliveryError.performing("open", sourcePath) {
-            try FileDescriptor(rawValue: source).open(name, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY).rawValue
+            try FileDescriptor(rawValue: source).open(name, .readOnly, options: [.nonBlocking, .noControllingTerminal]).rawValue
         }
-        defer { close(input) }
+        defer { FileDescriptor(rawValue: input).closeIgnoringErrors() }
         let before = try DeliveryError.performing("inspect", sourcePath) { try FileDescriptor(rawValue: input).status() }
         guard before.isRegularFile else {
             throw DeliveryError(code: .changed, message: "\(sourcePath) was replaced while its package was copied. \(DeliveryError.advice(for: .changed))")
         }
         let output = try DeliveryError.performing("create", destinationPath) {
-            try FileDescriptor(rawValue: destination).open(name, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600).rawValue
+            try FileDescriptor(rawValue: destination).open(name, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o600).rawValue
         }
         let outputDescriptor = FileDescriptor(rawValue: output)
-        defer { close(output) }
+        defer { FileDescriptor(rawValue: output).closeIgnoringErrors() }
         var offset: Int64 = 0
         if SandboxWriter.copiesKeepingHoles(before) {
             // A sparse file in a package stays sparse, as a document on its own does.
@@ -393,12 +387,12 @@ package enum PackageTree {
         return offset
     }
 
-    private static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFLNK: "symbolic link"
-        case S_IFIFO: "FIFO"
-        case S_IFCHR, S_IFBLK: "device"
-        case S_IFSOCK: "socket"
+    private static func kindName(_ type: FileType) -> String {
+        switch type {
+        case .symbolicLink: "symbolic link"
+        case .fifo: "FIFO"
+        case .characterSpecial, .blockSpecial: "device"
+        case .socket: "socket"
         default: "other"
         }
     }

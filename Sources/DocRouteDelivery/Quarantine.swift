@@ -6,12 +6,6 @@ import Foundation
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Moves files nobody handles out of the inboxes into `<quarantine directory>/<mailbox>/`, with
 /// a `<name>.reason` file beside each saying why, when, and what type the file was found to be.
 ///
@@ -67,8 +61,8 @@ package struct Quarantine: Sendable {
         if let originalName {
             name = SandboxName(original: originalName, extensionChain: extensionChain, maximumBytes: budget)
         } else {
-            name = sourceName.withPlatformString { pointer in
-                SandboxName(originalBytes: UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), extensionChain: extensionChain, maximumBytes: budget)
+            name = sourceName.withPlatformBytes { bytes in
+                SandboxName(originalBytes: bytes, extensionChain: extensionChain, maximumBytes: budget)
             }
         }
         var counter = 0
@@ -144,7 +138,7 @@ package struct Quarantine: Sendable {
         var removed = 0
         // Best effort, as before: a folder that cannot be read keeps its temporaries until the next start.
         for mailboxName in (try? root.directoryNames()) ?? [] {
-            guard let mailbox = try? root.open(mailboxName, flags: O_RDONLY | O_DIRECTORY) else { continue }
+            guard let mailbox = try? root.open(mailboxName, .readOnly, options: [.directory]) else { continue }
             defer { mailbox.closeIgnoringErrors() }
             for name in (try? mailbox.directoryNames()) ?? [] where SandboxWriter.isTemporaryName(name.string) {
                 if (try? mailbox.unlink(name)) == true { removed += 1 }
@@ -199,7 +193,7 @@ package struct Quarantine: Sendable {
         let temporaryName = names.next()
         let temporaryComponent = FilePath.Component(temporaryName)!
         let temporaryPath = folder.path(of: temporaryName).string
-        let descriptor = try DeliveryError.performing("open", temporaryPath) { try folder.descriptor.open(temporaryComponent, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640) }
+        let descriptor = try DeliveryError.performing("open", temporaryPath) { try folder.descriptor.open(temporaryComponent, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o640) }
         do {
             defer { descriptor.closeIgnoringErrors() }
             var bytes = Array(line.utf8)

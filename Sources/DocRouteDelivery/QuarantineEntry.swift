@@ -3,9 +3,6 @@ import DocRouteIntake
 import DocRoutePlatform
 import Foundation
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Quarantines an inbox entry by name: a regular file through ``Quarantine`` (copied if it must
 /// cross file systems), anything else (a link, a FIFO, a device) by renaming the entry itself,
@@ -19,7 +16,7 @@ package enum QuarantineEntry {
         }
         // A regular file goes through Quarantine; anything else, or a file that cannot be
         // opened or inspected, is moved by its name below.
-        if let file = try? inbox.open(entry, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY) {
+        if let file = try? inbox.open(entry, .readOnly, options: [.nonBlocking, .noControllingTerminal]) {
             defer { file.closeIgnoringErrors() }
             if let status = try? file.status(), status.isRegularFile {
                 try quarantine.quarantine(
@@ -71,7 +68,7 @@ package enum QuarantineEntry {
         let line = Quarantine.reasonLine(reason: moved ? reason : reason + " (removed: it could not be moved across file systems)", contentType: nil, date: Date(), origin: origin)
         // The reason is a note beside the entry: the entry is moved whether or not it can be written.
         if let reasonName = FilePath.Component(candidate + ".reason"),
-           let reasonFile = try? targetFolder.open(reasonName, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o640) {
+           let reasonFile = try? targetFolder.open(reasonName, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o640) {
             _ = try? Array(line.utf8).withUnsafeBytes { buffer in try reasonFile.writeAll(from: buffer) }
             _ = try? reasonFile.sync()
             reasonFile.closeIgnoringErrors()

@@ -4,12 +4,6 @@ import DocRouteIntake
 import DocRoutePlatform
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Writes files into folders that someone else controls (a handler's sandbox, the quarantine),
 /// without ever following a symbolic link there or writing outside them.
 ///
@@ -115,9 +109,9 @@ package struct SandboxWriter: Sendable {
 
     /// Mode of created folders: a handler's sandbox is its own (the admin group, which
     /// holds the mail delivery agent, once read and planted documents through group bits).
-    package var folderMode: mode_t = 0o700
+    package var folderMode: CModeT = 0o700
     /// Mode of delivered files.
-    package var fileMode: mode_t = 0o600
+    package var fileMode: CModeT = 0o600
     /// The uid a POSIX ACL entry is given on what is handed to another owner (rwx on folders, read
     /// on files): docrouted's own when it is not root, which has no other way back into a 0700
     /// folder it gave away (it runs without CAP_DAC_OVERRIDE). Nil when docrouted is root.
@@ -163,7 +157,7 @@ package struct SandboxWriter: Sendable {
             guard !componentNames.isEmpty else {
                 return Folder(descriptor: rootDescriptor, path: root, status: try Self.status(rootDescriptor, root))
             }
-            if let opened = try? rootDescriptor.openBeneath(relative, flags: O_RDONLY | O_DIRECTORY) {
+            if let opened = try? rootDescriptor.openBeneath(relative, .readOnly, options: [.directory]) {
                 // One call when everything exists: the common case after the first delivery.
                 let status = try Self.status(opened, target)
                 return Folder(descriptor: opened, path: target, status: status, root: rootDescriptor, relativePath: relative)
@@ -204,7 +198,7 @@ package struct SandboxWriter: Sendable {
         var created = false
         while true {
             do {
-                let child = try DeliveryError.performing("open", path.string) { try parent.open(name, flags: O_RDONLY | O_DIRECTORY) }
+                let child = try DeliveryError.performing("open", path.string) { try parent.open(name, .readOnly, options: [.directory]) }
                 if created, let owner {
                     do {
                         // Whatever the umask: the mode first, then docrouted's ACL entry (while
@@ -298,7 +292,7 @@ package struct SandboxWriter: Sendable {
             }
             // Its device, inode and mode, which neither the hand-over nor a sync changes.
             let copy = try DeliveryError.performing("inspect", destinationPath) { try destination.status() }
-            try handOver(destination, owner: owner, describing: destinationPath, mode: mode_t(copy.mode))
+            try handOver(destination, owner: owner, describing: destinationPath, mode: CModeT(copy.mode))
             let syncsByItself = syncsByItself(size: expected.size)
             if syncsByItself {
                 // Its write-back started while it was copied: this waits for the tail, and its
@@ -320,7 +314,7 @@ package struct SandboxWriter: Sendable {
     /// `mode` is the copy's mode now (`st_mode`), when known: the change of mode is left out when
     /// it is already ``fileMode`` (the temporary is created 0600, which is ``fileMode`` unless a
     /// umask took bits away), a system call a file in a burst.
-    func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String, mode: mode_t? = nil) throws {
+    func handOver(_ descriptor: FileDescriptor, owner: Owner?, describing path: String, mode: CModeT? = nil) throws {
         if mode.map({ $0 & 0o7777 }) != fileMode {
             try DeliveryError.performing("change mode of", path) { try descriptor.changeMode(fileMode) }
         }
@@ -340,7 +334,7 @@ package struct SandboxWriter: Sendable {
         guard let root = folder.root else { return }
         let found: FileDescriptor
         do {
-            if let opened = try DeliveryError.performing("open folder", folder.path.string, { try root.openBeneath(folder.relativePath, flags: O_RDONLY | O_DIRECTORY) }) {
+            if let opened = try DeliveryError.performing("open folder", folder.path.string, { try root.openBeneath(folder.relativePath, .readOnly, options: [.directory]) }) {
                 found = opened
             } else {
                 var current = root
@@ -348,7 +342,7 @@ package struct SandboxWriter: Sendable {
                     guard let name = FilePath.Component(String(text)) else { throw Self.moved(folder) }
                     let child: FileDescriptor
                     do {
-                        child = try DeliveryError.performing("open", folder.path.string) { try current.open(name, flags: O_RDONLY | O_DIRECTORY) }
+                        child = try DeliveryError.performing("open", folder.path.string) { try current.open(name, .readOnly, options: [.directory]) }
                     } catch {
                         if current != root { current.closeIgnoringErrors() }
                         throw error
@@ -383,7 +377,7 @@ package struct SandboxWriter: Sendable {
         while true {
             let name = names.next()
             do {
-                let descriptor = try DeliveryError.performing("open", folder.path(of: name).string) { try folder.descriptor.open(FilePath.Component(name)!, flags: O_RDWR | O_CREAT | O_EXCL, permissions: 0o600) }
+                let descriptor = try DeliveryError.performing("open", folder.path(of: name).string) { try folder.descriptor.open(FilePath.Component(name)!, .readWrite, options: [.create, .exclusiveCreate], permissions: 0o600) }
                 return (name, descriptor)
             } catch let error as DeliveryError where error.errno == .fileExists && attempts < 8 {
                 attempts += 1
@@ -491,7 +485,7 @@ package struct SandboxWriter: Sendable {
             throw DeliveryError(code: .invalidName, message: "\(name.debugDescription) is not a file name.")
         }
         let path = folder.path(of: name).string
-        let descriptor = try DeliveryError.performing("open", path) { try folder.descriptor.open(component, flags: O_RDONLY | O_NONBLOCK) }
+        let descriptor = try DeliveryError.performing("open", path) { try folder.descriptor.open(component, .readOnly, options: [.nonBlocking]) }
         defer { descriptor.closeIgnoringErrors() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }

@@ -5,10 +5,6 @@ import Logging
 import Synchronization
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Takes delivered sources out of their inboxes at once and frees them later, off the hot path.
 ///
 /// Freeing an inode in the middle of a burst makes every later new file on that file system
@@ -92,12 +88,12 @@ package final class SourceReclaimer: Sendable {
         let name = FilePath.Component(Self.folderName)!
         let path = stateDirectory.appending(name)
         try DeliveryError.performing("create folder", path.string) { try parent.makeDirectory(name, permissions: 0o700) }
-        let descriptor = try DeliveryError.performing("open", path.string) { try parent.open(name, flags: O_RDONLY | O_DIRECTORY) }
+        let descriptor = try DeliveryError.performing("open", path.string) { try parent.open(name, .readOnly, options: [.directory]) }
         let status: FileStatus
         do {
             status = try DeliveryError.performing("inspect", path.string) { try descriptor.status() }
-            guard status.userID == geteuid() else {
-                throw DeliveryError(code: .permissionDenied, message: "\(path.string) belongs to uid \(status.userID), not to docrouted (uid \(geteuid())). Remove it; docrouted creates it again.")
+            guard status.userID == ProcessIdentity.effectiveUserID else {
+                throw DeliveryError(code: .permissionDenied, message: "\(path.string) belongs to uid \(status.userID), not to docrouted (uid \(ProcessIdentity.effectiveUserID)). Remove it; docrouted creates it again.")
             }
             try DeliveryError.performing("change mode of", path.string) { try descriptor.changeMode(0o700) }
         } catch {

@@ -5,26 +5,22 @@ import GRDB
 import Logging
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension DeliveryLedger {
     /// Creates the ledger file 0600 before SQLite does (SQLite would use 0644 less the umask, and
     /// gives its `-wal` and `-shm` files the main file's mode), and takes group and other bits
     /// from ledger files an older version left open.
     static func prepareFiles(_ path: FilePath) throws {
         let descriptor = try DeliveryError.performing("create the delivery ledger", path.string) {
-            try FileDescriptor.open(atPath: path, flags: O_RDWR | O_CREAT, permissions: 0o600)
+            try FileDescriptor.open(atPath: path, .readWrite, options: [.create], permissions: 0o600)
         }
         defer { descriptor.closeIgnoringErrors() }
         // The write-ahead log and shared memory exist only while (or after) SQLite ran.
         for (file, name) in [(descriptor, path.string)] + [path.string + "-wal", path.string + "-shm"].compactMap({ name in
-            (try? FileDescriptor.open(atPath: FilePath(name), flags: O_RDONLY)).map { ($0, name) }
+            (try? FileDescriptor.open(atPath: FilePath(name), .readOnly)).map { ($0, name) }
         }) {
             defer { if file != descriptor { file.closeIgnoringErrors() } }
             guard let status = try? file.status(), status.mode & 0o077 != 0 else { continue }
-            try DeliveryError.performing("make the ledger private (mode 0600)", name) { try file.changeMode(mode_t(status.mode) & 0o700) }
+            try DeliveryError.performing("make the ledger private (mode 0600)", name) { try file.changeMode(CModeT(status.mode) & 0o700) }
         }
     }
 
@@ -37,7 +33,7 @@ extension DeliveryLedger {
 
     static func markCreated(_ path: FilePath) {
         // Only evidence for a later start: a marker that cannot be written costs nothing now.
-        guard let descriptor = try? FileDescriptor.open(atPath: FilePath(marker(path)), flags: O_WRONLY | O_CREAT | O_EXCL) else { return }
+        guard let descriptor = try? FileDescriptor.open(atPath: FilePath(marker(path)), .writeOnly, options: [.create, .exclusiveCreate]) else { return }
         defer { descriptor.closeIgnoringErrors() }
         let text = Array("the delivery ledger \(path.string) was created \(UTCTimestamp(Date()).rfc3339); if it is missing, run docrouted --recover-ledger\n".utf8)
         _ = try? text.withUnsafeBytes { buffer in try descriptor.writeAll(from: buffer) }

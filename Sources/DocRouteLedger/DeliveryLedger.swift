@@ -5,10 +5,6 @@ import Logging
 import Synchronization
 import SystemPackage
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The durable record of every delivery: what is owed to which handler, in which order.
 ///
 /// SQLite in WAL mode at `<state directory>/ledger.sqlite`, with `synchronous = FULL`: a
@@ -47,7 +43,7 @@ package final class DeliveryLedger: Ledger {
 
     /// Opens (creating if needed) `<stateDirectory>/ledger.sqlite` and migrates it. A state
     /// directory created here gets `directoryMode` whatever the umask.
-    package convenience init(stateDirectory: FilePath, directoryMode: mode_t = 0o700, logger: Logger) throws {
+    package convenience init(stateDirectory: FilePath, directoryMode: CModeT = 0o700, logger: Logger) throws {
         try Self.makeDirectory(stateDirectory, mode: directoryMode)
         try self.init(path: stateDirectory.appending(Self.fileName), logger: logger)
     }
@@ -109,7 +105,7 @@ package final class DeliveryLedger: Ledger {
 
     /// Creates the state directory with `mode` (and its parents), whatever the umask; one that
     /// exists keeps its mode (systemd's StateDirectoryMode= decides under the unit).
-    package static func makeDirectory(_ directory: FilePath, mode: mode_t) throws {
+    package static func makeDirectory(_ directory: FilePath, mode: CModeT) throws {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory.string, isDirectory: &isDirectory), isDirectory.boolValue { return }
         do {
@@ -117,7 +113,7 @@ package final class DeliveryLedger: Ledger {
                 atPath: directory.string, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: mode])
             // createDirectory's mode goes through the umask: set it again.
-            guard chmod(directory.string, mode) == 0 else { throw Errno(rawValue: errno) }
+            try directory.changeMode(mode)
         } catch {
             throw DeliveryError(
                 code: .ledger,

@@ -66,9 +66,7 @@ extension LedgerRecord: FetchableRecord {
     /// Paths are stored as their raw bytes: a file name on Linux need not be UTF-8, and the
     /// recovery must find the very same name again.
     static func bytes(of path: FilePath) -> Data {
-        path.withPlatformString { pointer in
-            Data(bytes: pointer, count: strlen(pointer))
-        }
+        path.withPlatformBytes { Data($0) }
     }
 
     static func filePath(bytes: Data) -> FilePath {

@@ -1,13 +1,8 @@
-import CDocRouteShim
 import DocRoutePlatform
 import Foundation
 import Logging
 import Synchronization
 import SystemPackage
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Watches the state directory for the ledger (or its write-ahead log) being removed, moved away
 /// or replaced while docrouted runs, and for the ledger reporting damage: either way the daemon
@@ -17,7 +12,7 @@ import Glibc
 /// The events are read by a thread of its own (inotify, polled every quarter second), so a busy
 /// or blocked event loop cannot delay the stop.
 package final class LedgerWatch: LedgerWatching {
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     private let stopped = Atomic<Bool>(false)
     private let reported = Atomic<Bool>(false)
     private let names: Set<String>
@@ -29,16 +24,13 @@ package final class LedgerWatch: LedgerWatching {
         let folder = path.removingLastComponent().string
         let fileName = path.lastComponent?.string ?? DeliveryLedger.fileName
         names = [fileName, fileName + "-wal"]
-        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else {
-            throw DeliveryError(errno: Errno(rawValue: errno), operation: "watch the ledger's folder", path: folder)
-        }
-        let mask = docroute_in_delete | docroute_in_moved_from | docroute_in_moved_to | docroute_in_delete_self
-            | docroute_in_move_self | docroute_in_onlydir | docroute_in_dont_follow
-        guard inotify_add_watch(descriptor, folder, mask) >= 0 else {
-            let error = Errno(rawValue: errno)
-            close(descriptor)
-            throw DeliveryError(errno: error, operation: "watch the ledger's folder", path: folder)
+        descriptor = try DeliveryError.performing("watch the ledger's folder", folder) { try FileDescriptor.inotify(nonBlocking: true) }
+        let mask: InotifyMask = [.delete, .movedFrom, .movedTo, .deleteSelf, .moveSelf, .onlyDirectory, .dontFollow]
+        do {
+            _ = try DeliveryError.performing("watch the ledger's folder", folder) { try descriptor.addInotifyWatch(path: folder, mask: mask) }
+        } catch {
+            descriptor.closeIgnoringErrors()
+            throw error
         }
         let report: @Sendable (DeliveryError) -> Void = { [self] error in
             guard !stopped.load(ordering: .acquiring), !reported.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -58,26 +50,19 @@ package final class LedgerWatch: LedgerWatching {
     }
 
     private func watch(folder: String, path: FilePath, logger: Logger, report: @Sendable (DeliveryError) -> Void) {
-        defer { close(descriptor) }
+        defer { descriptor.closeIgnoringErrors() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
         while !stopped.load(ordering: .acquiring) {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 250) > 0 else { continue }
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            guard count > 0 else { continue }
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
-                let event = buffer.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                let nameStart = offset + MemoryLayout<inotify_event>.size
-                let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[nameStart..<min(count, nameStart + Int(event.len))])
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                offset = nameStart + Int(event.len)
+            guard (try? descriptor.waitUntilReadable(timeoutMilliseconds: 250)) == true,
+                  let events = try? descriptor.readInotifyRecords(into: buffer) else { continue }
+            for event in events {
+                let name = String(decoding: event.name, as: UTF8.self)
                 let what: String?
-                if event.mask & (docroute_in_delete_self | docroute_in_move_self) != 0 {
+                if !event.mask.isDisjoint(with: [.deleteSelf, .moveSelf]) {
                     what = "the state directory \(folder) was removed or moved away"
                 } else if names.contains(name) {
-                    what = event.mask & docroute_in_moved_to != 0
+                    what = event.mask.contains(.movedTo)
                         ? "\(folder)/\(name) was replaced by another file"
                         : "\(folder)/\(name) was removed or moved away"
                 } else {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import CDocRouteBytes
 
 /// A streaming RFC 5322 + MIME parser that hands each attachment's decoded bytes to a sink as they
 /// are decoded.
@@ -149,7 +145,7 @@ package struct MailParser: ~Copyable {
     /// Reads header bytes up to and including one line break; returns where it stopped.
     mutating func consumeHeader(_ chunk: UnsafeRawBufferPointer, from start: Int) throws -> Int {
         let base = chunk.baseAddress!
-        let found = memchr(base + start, 0x0A, chunk.count - start)
+        let found = docroute_find_byte(base + start, 0x0A, chunk.count - start)
         let end = found.map { UnsafeRawPointer($0) - base } ?? chunk.count
         header.byteCount += end - start + (found == nil ? 0 : 1)
         if header.byteCount > limits.maximumHeaderBytes {
@@ -274,7 +270,7 @@ package struct MailParser: ~Copyable {
             }
             if !lineBuffer.isEmpty {
                 // A line starting with `-`: collected until its end shows whether it is a boundary.
-                let found = memchr(bytes + position, 0x0A, count - position)
+                let found = docroute_find_byte(bytes + position, 0x0A, count - position)
                 let end = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(bytes) } ?? count
                 // A boundary starts with two dashes; a line with one is content at once.
                 let singleDash = lineBuffer.count == 1 && bytes[position] != 0x2D
@@ -317,7 +313,7 @@ package struct MailParser: ~Copyable {
             // (it does not start with `-`) in one run.
             let runStart = position
             while true {
-                guard let found = memchr(bytes + position, 0x0A, count - position) else {
+                guard let found = docroute_find_byte(bytes + position, 0x0A, count - position) else {
                     var end = count
                     if bytes[count - 1] == 0x0D {
                         heldCR = true

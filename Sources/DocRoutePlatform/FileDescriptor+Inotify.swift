@@ -30,4 +30,15 @@ extension FileDescriptor {
             return
         }
     }
+
+    /// One `read(2)` of this inotify instance into `buffer`, again after `EINTR`: the events it
+    /// held; none when nothing was queued (a non-blocking instance reports `EAGAIN` then).
+    package func readInotifyRecords(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> [InotifyRecord] {
+        let result = Errno.result(retryingOnInterrupt: { Glibc.read(self.rawValue, buffer.baseAddress, buffer.count) })
+        switch result {
+        case .success(let count): return InotifyRecord.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        case .failure(.resourceTemporarilyUnavailable): return []
+        case .failure(let errno): throw errno
+        }
+    }
 }

@@ -50,6 +50,18 @@ extension FileDescriptor {
         return FileDescriptor(rawValue: raw)
     }
 
+    /// `open(2)` of a path a person named (`docroutectl open FILE`), following symbolic links on
+    /// the way and as its last component, as their own `cat` would: the file is opened with their
+    /// rights, never docrouted's. `O_CLOEXEC` is added.
+    package static func openFollowingLinks(
+        atPath path: FilePath, _ mode: AccessMode, options: OpenOptions = []
+    ) throws(Errno) -> FileDescriptor {
+        let raw = try path.withPlatformString { cPath in
+            Errno.result { Glibc.open(cPath, mode.rawValue | options.rawValue | O_CLOEXEC) }
+        }.get()
+        return FileDescriptor(rawValue: raw)
+    }
+
     /// Whether the open file can be read through this descriptor: opened neither `O_WRONLY` nor
     /// `O_PATH` (which permits `fstat` without the kernel ever having checked read access).
     package func isOpenForReading() throws(Errno) -> Bool {

@@ -46,6 +46,9 @@ extension FileDescriptor {
     /// The longest socket path `bind` and `connect` take.
     package static var maximumSocketPathLength: Int { MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1 }
 
+    /// `SOCK_STREAM`, for a call that checks a socket's type (`sd_is_socket_unix`).
+    package static var streamSocketType: CInt { CInt(SOCK_STREAM.rawValue) }
+
     /// `bind(2)` to a path.
     package func bind(unixPath path: String) throws(Errno) {
         try Self.retrying(at: path) { Glibc.bind(self.rawValue, $0, $1) }

@@ -25,6 +25,45 @@ extension FilePath {
         }
     }
 
+    /// `realpath(3)`: the absolute path this one names, every symbolic link, `.` and `..` on the
+    /// way resolved (for a link a person named, which is theirs to follow).
+    package func resolvingSymbolicLinks() throws(Errno) -> FilePath {
+        let resolved = withPlatformString { cPath in realpath(cPath, nil) }
+        guard let resolved else { throw Errno(rawValue: Glibc.errno) }
+        defer { free(resolved) }
+        return FilePath(platformString: resolved)
+    }
+
+    /// `getcwd(3)`: the process's current folder.
+    package static func currentDirectory() throws(Errno) -> FilePath {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { throw Errno(rawValue: Glibc.errno) }
+        return buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+    }
+
+    /// `rename(2)` of this path to `newPath`, replacing what is there; a symbolic link is renamed
+    /// itself, never its target.
+    package func rename(to newPath: FilePath) throws(Errno) {
+        _ = try withPlatformString { cFrom in
+            newPath.withPlatformString { cTo in Errno.result { Glibc.rename(cFrom, cTo) } }
+        }.get()
+    }
+
+    /// `unlink(2)` of this path; `false` when nothing was there.
+    @discardableResult
+    package func unlink() throws(Errno) -> Bool {
+        switch withPlatformString({ cPath in Errno.result { Glibc.unlink(cPath) } }) {
+        case .success: return true
+        case .failure(.noSuchFileOrDirectory): return false
+        case .failure(let errno): throw errno
+        }
+    }
+
+    /// `lchown(2)`: gives the file, or a symbolic link itself, to another owner.
+    package func changeOwnerOfLink(userID: UInt32, groupID: UInt32) throws(Errno) {
+        _ = try withPlatformString { cPath in Errno.result { lchown(cPath, uid_t(userID), gid_t(groupID)) } }.get()
+    }
+
     /// `chmod(2)`: sets the permission bits, whatever the umask made of them.
     package func changeMode(_ mode: mode_t) throws(Errno) {
         _ = try withPlatformString { cPath in Errno.result { chmod(cPath, mode) } }.get()

@@ -1,5 +1,11 @@
 import CDocRouteShim
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The C library's heap, as a whole.
 package enum HeapMemory {
     /// Gives freed heap memory back to the kernel (`malloc_trim(0)`), so a burst's buffers do not
@@ -8,5 +14,10 @@ package enum HeapMemory {
     @discardableResult
     package static func releaseFreeMemory() -> Bool {
         docroute_release_free_memory() == 1
+    }
+
+    /// `free(3)` of memory a C library allocated and handed over (libsystemd's socket names).
+    package static func release(_ pointer: UnsafeMutableRawPointer?) {
+        free(pointer)
     }
 }

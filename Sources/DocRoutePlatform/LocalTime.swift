@@ -47,6 +47,17 @@ package struct LocalTime: Sendable, Hashable {
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
+    /// `2026-11-24T00:18:51+0000`: `date` on the local clock with its offset from UTC, as swift-log's
+    /// StreamLogHandler stamps its lines (`localtime_r`, `strftime`).
+    package static func timestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// `2026-11-26`.
     package var dayText: String { "\(Self.digits(year, 4))-\(Self.digits(month, 2))-\(Self.digits(day, 2))" }
 

@@ -1,10 +1,6 @@
+import DocRoutePlatform
 import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Text log lines on standard error with the message first and the metadata after it:
 /// `2026-11-24T00:18:51+0000 warning docrouted: quarantined: no handler claims … mailbox=Inbox path=/…`.
@@ -41,24 +37,13 @@ package struct ConsoleLogHandler: LogHandler {
     }
 
     package func log(event: LogEvent) {
-        let bytes = Array((line(for: event) + "\n").utf8)
-        // One write per line, so lines from several threads never interleave.
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        // One write per line, so lines from several threads never interleave; a line that cannot
+        // be written has nowhere else to go.
+        try? StandardStream.error.write(Array((line(for: event) + "\n").utf8))
     }
 
     /// `2026-11-24T00:18:51+0000`, local time, as StreamLogHandler writes it.
     static func timestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        LocalTime.timestamp(date)
     }
 }

@@ -1,9 +1,7 @@
+import DocRoutePlatform
+import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SystemPackage
 
 /// The last line a process writes before it exits on an error: the one line that must not be
 /// lost, since it is all an administrator gets.
@@ -33,26 +31,27 @@ package enum FinalLine {
                 pause()
             }
         }
-        return writeAll(Array("\(syslogIdentifier): \(message)\n".utf8), to: STDERR_FILENO, until: deadline)
+        return writeAll(Array("\(syslogIdentifier): \(message)\n".utf8), to: StandardStream.error.descriptor.rawValue, until: deadline)
     }
 
     /// Writes all of `bytes` to `descriptor`: again after `EINTR` and after a short write, after
     /// waiting for room on `EAGAIN` (a non-blocking pipe that is full), and after a moment on any
     /// other error, until `deadline`. True when every byte was written.
     package static func writeAll(_ bytes: [UInt8], to descriptor: CInt, until deadline: ContinuousClock.Instant) -> Bool {
+        let stream = FileDescriptor(rawValue: descriptor)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written > 0 {
-                offset += written
+            // writeOnce retries EINTR itself.
+            let written: Result<Int, Errno> = bytes[offset...].withUnsafeBytes { buffer in
+                Result { () throws(Errno) in try stream.writeOnce(from: buffer) }
+            }
+            if case .success(let count) = written, count > 0 {
+                offset += count
                 continue
             }
-            let code = errno
             guard ContinuousClock.now < deadline else { return false }
-            if written < 0 && code == EINTR { continue }
-            if written < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
-                var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&poller, 1, 50)
+            if case .failure(let error) = written, error == .resourceTemporarilyUnavailable || error == .wouldBlock {
+                _ = try? stream.waitUntilWritable(timeoutMilliseconds: 50)
                 continue
             }
             // EIO, ENOSPC and the like can be passing faults: the line is worth a few retries.
@@ -62,7 +61,6 @@ package enum FinalLine {
     }
 
     private static func pause() {
-        var interval = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-        _ = nanosleep(&interval, nil)
+        Thread.sleep(forTimeInterval: 0.02)
     }
 }

@@ -1,10 +1,6 @@
 import CDocRouteSystemd
+import DocRoutePlatform
 import Logging
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A swift-log handler that writes structured entries to the systemd journal with `sd_journal_sendv`.
 ///
@@ -76,8 +72,7 @@ package struct JournalLogHandler: LogHandler {
             // A log call cannot throw, and losing the line silently would hide the very problem
             // being logged; stderr still reaches the journal's stream or the terminal.
             let line = "<\(JournalEntry.priority(for: event.level))>\(syslogIdentifier): \(event.message)\n"
-            var bytes = Array(line.utf8)
-            _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            try? StandardStream.error.write(Array(line.utf8))
         }
     }
 

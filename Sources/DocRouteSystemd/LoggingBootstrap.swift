@@ -1,9 +1,6 @@
+import DocRoutePlatform
 import Logging
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import SystemPackage
 
 /// Picks where the daemon's logs go: the journal, structured, when systemd connected stderr to it,
 /// otherwise ``ConsoleLogHandler`` on stderr (the message first, then the metadata).
@@ -52,9 +49,8 @@ package struct LoggingBootstrap: Sendable {
 
         /// The identity of an open descriptor, or `nil` when `fstat` fails (e.g. it is closed).
         package init?(fileDescriptor: CInt) {
-            var info = stat()
-            guard fstat(fileDescriptor, &info) == 0 else { return nil }
-            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            guard let status = try? FileDescriptor(rawValue: fileDescriptor).status() else { return nil }
+            self.init(device: status.device, inode: status.inode)
         }
 
         /// `DEVICE:INODE`.
@@ -88,10 +84,10 @@ package struct LoggingBootstrap: Sendable {
         syslogIdentifier: String = JournalLogHandler.defaultSyslogIdentifier,
         logLevel: Logger.Level = .info
     ) -> LoggingBootstrap {
-        let journalStream = getenv("JOURNAL_STREAM").map { String(cString: $0) }
+        let journalStream = ProcessEnvironment.value("JOURNAL_STREAM")
         let destination = Self.destination(
             journalStream: journalStream,
-            standardError: StreamIdentity(fileDescriptor: STDERR_FILENO),
+            standardError: StreamIdentity(fileDescriptor: StandardStream.error.descriptor.rawValue),
             forceJournal: forceJournal
         )
         return LoggingBootstrap(destination: destination, syslogIdentifier: syslogIdentifier, logLevel: logLevel)

@@ -1,9 +1,5 @@
 import CDocRouteSystemd
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import DocRoutePlatform
 import SystemPackage
 
 /// The sockets that systemd opened for the service (`docroute.socket`) and passed at start.
@@ -38,8 +34,8 @@ package struct SocketActivation: Sendable {
         let count = sd_listen_fds_with_names(1, &names)
         defer {
             if let names {
-                for index in 0..<Int(max(count, 0)) { free(names[index]) }
-                free(names)
+                for index in 0..<Int(max(count, 0)) { HeapMemory.release(names[index]) }
+                HeapMemory.release(names)
             }
         }
         if count < 0 {
@@ -68,7 +64,7 @@ package struct SocketActivation: Sendable {
     }
 
     static func requireListeningUnixStreamSocket(_ passed: ListenedDescriptor) throws(SystemdError) {
-        let result = sd_is_socket_unix(passed.fileDescriptor, CInt(SOCK_STREAM.rawValue), 1, nil, 0)
+        let result = sd_is_socket_unix(passed.fileDescriptor, FileDescriptor.streamSocketType, 1, nil, 0)
         if result < 0 {
             throw SystemdError(
                 code: .socketInspectionFailed,

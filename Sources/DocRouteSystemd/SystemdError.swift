@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import DocRouteErrors
+import DocRoutePlatform
 import SystemPackage
 
 /// An error from the libsystemd binding.
@@ -41,8 +37,7 @@ package struct SystemdErrorCode: ErrorCodeProtocol {
 
     /// `strerror` text plus the number, e.g. `No such file or directory (errno 2)`.
     static func describe(errno: CInt) -> String {
-        let text = strerror(errno).map { String(cString: $0) } ?? "unknown error"
-        return "\(text) (errno \(errno))"
+        "\(Errno(rawValue: errno).systemMessage) (errno \(errno))"
     }
 }
 

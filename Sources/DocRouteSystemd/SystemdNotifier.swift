@@ -1,9 +1,5 @@
 import CDocRouteSystemd
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import DocRoutePlatform
 import SystemPackage
 
 /// Tells systemd about the service's state through `sd_notify(3)`.
@@ -18,8 +14,8 @@ package struct SystemdNotifier: Sendable {
 
     /// Whether a service manager is listening, i.e. `NOTIFY_SOCKET` is set.
     package var isEnabled: Bool {
-        guard let socket = getenv("NOTIFY_SOCKET") else { return false }
-        return socket.pointee != 0
+        guard let socket = ProcessEnvironment.value("NOTIFY_SOCKET") else { return false }
+        return !socket.isEmpty
     }
 
     /// How often to send ``watchdogPing()``: half of `WATCHDOG_USEC`, as `sd_watchdog_enabled(3)`
@@ -103,9 +99,7 @@ package struct SystemdNotifier: Sendable {
 
     /// `CLOCK_MONOTONIC` now, in microseconds, the clock systemd compares `MONOTONIC_USEC=` with.
     static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        // CLOCK_MONOTONIC cannot fail on Linux with a valid pointer.
-        _ = clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+        let (seconds, attoseconds) = MonotonicClock.now().components
+        return UInt64(seconds) * 1_000_000 + UInt64(attoseconds) / 1_000_000_000_000
     }
 }

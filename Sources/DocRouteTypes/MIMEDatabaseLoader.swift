@@ -1,10 +1,6 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+// swift-system's calls retry EINTR and throw the `Errno` they failed with: the loader reads its
+// files without the C library, as a pure-logic target must.
+import SystemPackage
 
 /// Finds and reads the compiled shared-mime-info files, the only part of the MIME code that
 /// touches the file system.
@@ -93,29 +89,29 @@ public struct MIMEDatabaseLoader: Sendable {
 
     /// The whole file, or `nil` if it does not exist.
     static func readFileIfPresent(_ path: String) throws -> [UInt8]? {
-        var descriptor: Int32
-        repeat {
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        } while descriptor < 0 && errno == EINTR
-        if descriptor < 0 {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw unreadable(path, call: "open", errno: code)
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+        } catch let error as Errno {
+            if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
+            throw unreadable(path, call: "open", errno: error.rawValue)
         }
-        defer { close(descriptor) }
+        defer { try? descriptor.close() }
 
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw unreadable(path, call: "fstat", errno: errno)
+        let status: Stat
+        do throws(Errno) {
+            status = try descriptor.stat()
+        } catch {
+            throw unreadable(path, call: "fstat", errno: error.rawValue)
         }
-        guard status.st_mode & S_IFMT == S_IFREG else {
+        guard status.type == .regular else {
             throw MIMEDatabaseError(
                 code: .unreadableFile,
                 inputFile: path,
                 message: "expected a regular file; remove what is there and run update-mime-database"
             )
         }
-        let size = Int(status.st_size)
+        let size = Int(status.size)
         guard size <= maximumFileSize else {
             throw MIMEDatabaseError(
                 code: .fileTooLarge,
@@ -124,22 +120,21 @@ public struct MIMEDatabaseLoader: Sendable {
             )
         }
 
-        var failure: Int32 = 0
+        var failure: Errno?
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             initialized = 0
             while initialized < size {
-                let count = read(descriptor, buffer.baseAddress! + initialized, size - initialized)
-                if count > 0 {
+                do {
+                    let count = try descriptor.read(into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[initialized..<size])))
+                    if count == 0 { break }
                     initialized += count
-                } else if count == 0 {
-                    break
-                } else if errno != EINTR {
-                    failure = errno
+                } catch {
+                    failure = error as? Errno ?? .ioError
                     break
                 }
             }
         }
-        if failure != 0 { throw unreadable(path, call: "read", errno: failure) }
+        if let failure { throw unreadable(path, call: "read", errno: failure.rawValue) }
         return bytes
     }
 

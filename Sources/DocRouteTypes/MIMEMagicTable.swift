@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CDocRouteBytes
 
 /// All magic sections of a database in checking order, flattened and indexed for speed.
 ///
@@ -317,7 +311,7 @@ struct MIMEMagicTable: Sendable {
             let anchorByte = Int32(poolBase[rule.valueStart + rule.anchor])
             var position = rule.offset
             while position <= last {
-                guard let hit = memchr(base + position + rule.anchor, anchorByte, last - position + 1) else {
+                guard let hit = docroute_find_byte(base + position + rule.anchor, anchorByte, last - position + 1) else {
                     return false
                 }
                 position = base.distance(to: UnsafeRawPointer(hit)) - rule.anchor
@@ -340,7 +334,7 @@ struct MIMEMagicTable: Sendable {
             if length == 4 { return true }
         }
         if rule.maskStart < 0 {
-            return memcmp(bytes + start, value + start, length - start) == 0
+            return docroute_compare_bytes(bytes + start, value + start, length - start) == 0
         }
         let mask = pool + rule.maskStart
         for index in start..<length

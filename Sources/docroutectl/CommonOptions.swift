@@ -6,9 +6,7 @@ import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// Options shared by the commands that read the handlers directory.
 struct HandlerOptions: ParsableArguments {
@@ -46,8 +44,10 @@ struct HandlerOptions: ParsableArguments {
                 """)
         }
         guard isDirectory.boolValue else { throw CtlError("the handlers folder \(path) (\(origin)) is not a folder") }
-        guard access(path, R_OK | X_OK) == 0 else {
-            throw CtlError("the handlers folder \(path) (\(origin)) cannot be read: \(String(cString: strerror(errno))); run as root or as a member of its group")
+        do throws(Errno) {
+            try FilePath(path).checkAccess([.read, .execute])
+        } catch {
+            throw CtlError("the handlers folder \(path) (\(origin)) cannot be read: \(error.systemMessage); run as root or as a member of its group")
         }
         return path
     }

@@ -1,11 +1,10 @@
 import ArgumentParser
 import DocRouteClient
+import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import NIOCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// `--socket` and `--config`, shared by the commands that talk to docrouted.
 struct DaemonSocketOptions: ParsableArguments {
@@ -43,9 +42,10 @@ struct DaemonSocketOptions: ParsableArguments {
         } catch {
             throw DocRouteClientError(code: .connectFailed, message: "cannot find docrouted's socket: \(error)")
         }
-        var info = stat()
-        if stat(path, &info) != 0 {
-            let reason = errno == ENOENT ? "does not exist" : "cannot be looked up (\(String(cString: strerror(errno))))"
+        do throws(Errno) {
+            _ = try FilePath(path).stat()
+        } catch {
+            let reason = error == .noSuchFileOrDirectory ? "does not exist" : "cannot be looked up (\(error.systemMessage))"
             throw DocRouteClientError(code: .connectFailed, message: """
                 cannot connect to docrouted: its socket \(path) (\(origin)) \(reason)
                   Is docrouted running? Start it (systemctl start docroute.socket, or make run), or point \
@@ -58,10 +58,10 @@ struct DaemonSocketOptions: ParsableArguments {
             let number = (error.cause as? IOError)?.errnoCode
             let what: String
             switch number {
-            case ECONNREFUSED: what = "nothing listens on it: docrouted is not running (a stale socket file). Start it (systemctl start docroute.socket, or make run)."
-            case EACCES, EPERM: what = "permission denied. Run as root, or as a member of docrouted's admin_group (or the handler's user for subscribe)."
-            case ENOTSOCK: what = "it is not a socket. Check socket in the configuration, or --socket."
-            default: what = number.map { String(cString: strerror($0)) + "." } ?? "\(error.message)"
+            case Errno.connectionRefused.rawValue: what = "nothing listens on it: docrouted is not running (a stale socket file). Start it (systemctl start docroute.socket, or make run)."
+            case Errno.permissionDenied.rawValue, Errno.notPermitted.rawValue: what = "permission denied. Run as root, or as a member of docrouted's admin_group (or the handler's user for subscribe)."
+            case Errno.notSocket.rawValue: what = "it is not a socket. Check socket in the configuration, or --socket."
+            default: what = number.map { Errno(rawValue: $0).systemMessage + "." } ?? "\(error.message)"
             }
             throw DocRouteClientError(code: .connectFailed, message: "cannot connect to docrouted's socket \(path) (\(origin)): \(what)", cause: error.cause)
         }

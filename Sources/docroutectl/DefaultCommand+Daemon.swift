@@ -1,12 +1,11 @@
 import ArgumentParser
 import DocRouteClient
 import DocRouteHandlers
+import DocRoutePlatform
 import DocRouteProtocol
 import Foundation
 import NIOCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 extension DefaultCommand {
     /// How long `default set` waits for docrouted to take a change (it does within ~200 ms).
@@ -27,8 +26,7 @@ extension DefaultCommand {
         } else {
             return true
         }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard (try? FilePath(path).stat()) != nil else {
             print("docrouted is not running (no socket at \(path), \(origin)): it reads the defaults when it starts")
             return true
         }
@@ -36,7 +34,7 @@ extension DefaultCommand {
         do {
             connection = try await DocRouteConnection.connect(socketPath: path, logger: HandlerOptions.logger)
         } catch {
-            if (error.cause as? IOError)?.errnoCode == ECONNREFUSED {
+            if (error.cause as? IOError)?.errnoCode == Errno.connectionRefused.rawValue {
                 print("docrouted is not running (nothing listens on \(path)): it reads the defaults when it starts")
                 return true
             }

@@ -1,9 +1,8 @@
 import ArgumentParser
 import DocRouteClient
+import DocRoutePlatform
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// `docroutectl open`: route a file or a URL to its handler through docrouted, list who could
 /// open it (Open In…), or send it to one of them.
@@ -129,16 +128,19 @@ struct OpenCommand: AsyncParsableCommand {
 
     /// The URL to send: a URL as given, or the file URL of a path made absolute.
     static func url(for target: String) throws -> String {
-        if RouteCommand.scheme(of: target) != nil, access(target, F_OK) != 0 {
+        if RouteCommand.scheme(of: target) != nil, !FilePath(target).isAccessible(.exists) {
             return target
         }
         var path = RawArgument.bytes(of: target)
         guard !path.isEmpty else { throw ValidationError("give a path or a URL") }
         if path.first != UInt8(ascii: "/") {
-            guard let directory = currentDirectory() else {
-                throw ValidationError("cannot tell the current directory to make '\(target)' absolute: \(String(cString: strerror(errno)))")
+            let directory: FilePath
+            do throws(Errno) {
+                directory = try FilePath.currentDirectory()
+            } catch {
+                throw ValidationError("cannot tell the current directory to make '\(target)' absolute: \(error.systemMessage)")
             }
-            path = directory + [UInt8(ascii: "/")] + path
+            path = directory.platformBytes + [UInt8(ascii: "/")] + path
         }
         path = cleaned(path)
         if let resolved = resolvedLink(path) { path = resolved }
@@ -161,23 +163,10 @@ struct OpenCommand: AsyncParsableCommand {
 
     /// docrouted never follows a link (as in an inbox); a link the user names is theirs to follow.
     private static func resolvedLink(_ path: [UInt8]) -> [UInt8]? {
-        let cPath = path.map { CChar(bitPattern: $0) } + [0]
-        var info = stat()
-        guard lstat(cPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, let real = realpath(cPath, nil) else { return nil }
-        defer { free(real) }
-        var bytes: [UInt8] = []
-        var cursor = real
-        while cursor.pointee != 0 {
-            bytes.append(UInt8(bitPattern: cursor.pointee))
-            cursor += 1
-        }
-        return bytes
-    }
-
-    private static func currentDirectory() -> [UInt8]? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        return buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        guard let link = FilePath(platformBytes: path),
+              let status = try? link.status(followingSymbolicLinks: false), status.isSymbolicLink,
+              let real = try? link.resolvingSymbolicLinks() else { return nil }
+        return real.platformBytes
     }
 }
 

@@ -1,8 +1,7 @@
 import ArgumentParser
 import DocRouteClient
-#if canImport(Glibc)
-import Glibc
-#endif
+import DocRoutePlatform
+import SystemPackage
 
 /// A file `docroutectl open` opened as the user, to pass its descriptor to docrouted.
 struct OpenedFile {
@@ -20,28 +19,28 @@ struct OpenedFile {
             throw ValidationError("\(shown): \(error.message)")
         }
         let cPath = path.map { CChar(bitPattern: $0) } + [0]
-        var descriptor: Int32
-        repeat {
-            descriptor = Glibc.open(cPath, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        } while descriptor < 0 && errno == EINTR
-        guard descriptor >= 0 else {
+        let opened: FileDescriptor
+        do throws(Errno) {
+            opened = try FileDescriptor.openFollowingLinks(
+                atPath: cPath.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) },
+                .readOnly, options: [.noControllingTerminal, .nonBlocking])
+        } catch {
             // The same codes and words as docrouted's refusals of a URL.
-            let code = errno
             let shownPath = String(decoding: path, as: UTF8.self)
             let reason: String
-            switch code {
-            case EACCES, EPERM: reason = "not-permitted: you (uid \(getuid())) cannot read \(shownPath), so docrouted will not read it for you"
-            case ENOENT: reason = "not-found: \(shownPath) does not exist"
-            default: reason = "\(shownPath): \(String(cString: strerror(code)))"
+            switch error {
+            case .permissionDenied, .notPermitted: reason = "not-permitted: you (uid \(ProcessIdentity.realUserID)) cannot read \(shownPath), so docrouted will not read it for you"
+            case .noSuchFileOrDirectory: reason = "not-found: \(shownPath) does not exist"
+            default: reason = "\(shownPath): \(error.systemMessage)"
             }
             StandardStreams.error("cannot open \(shown): \(reason)")
             throw ExitCode.failure
         }
-        self.descriptor = descriptor
+        self.descriptor = opened.rawValue
         self.name = String(decoding: path.split(separator: UInt8(ascii: "/")).last ?? [], as: UTF8.self)
     }
 
     func close() {
-        _ = Glibc.close(descriptor)
+        FileDescriptor(rawValue: descriptor).closeIgnoringErrors()
     }
 }

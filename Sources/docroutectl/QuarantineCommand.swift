@@ -7,9 +7,6 @@ import DocRoutePlatform
 import DocRouteTypes
 import Foundation
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `docroutectl quarantine list|release`: the files and mail attachments docrouted set aside, and
 /// delivering them.
@@ -190,12 +187,13 @@ struct QuarantineCommand: ParsableCommand {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw CtlError("cannot create the mailbox folder \(folder): \(String(cString: strerror(EACCES))); run as root or as docrouted's user")
+                throw CtlError("cannot create the mailbox folder \(folder): \(Errno.permissionDenied.systemMessage); run as root or as docrouted's user")
             }
             let name = file.origin.map { ($0 as NSString).lastPathComponent } ?? (file.path as NSString).lastPathComponent
             let target = folder + "/" + name
             try Self.move(file.path, to: target)
-            unlink(file.path + SandboxName.quarantineReasonSuffix)
+            // The reason belongs to the quarantined file, which is gone: one left over is only clutter.
+            _ = try? FilePath(file.path + SandboxName.quarantineReasonSuffix).unlink()
             return (target, handler)
         }
 
@@ -220,29 +218,41 @@ struct QuarantineCommand: ParsableCommand {
                         throw CtlError("\(target) already exists in the inbox; move the file by hand under another name")
                     }
                 } catch let error as DeliveryError where error.errno == .improperLink {
-                    let temporary = to.removingLastComponent().appending(".docroute-release-\(UUID.random().uuidString)")
+                    let temporaryName = FilePath.Component(".docroute-release-\(UUID.random().uuidString)")!
+                    let temporary = to.removingLastComponent().appending(temporaryName)
                     do {
                         try FileManager.default.copyItem(atPath: source, toPath: temporary.string)
-                        let descriptor = open(temporary.string, O_RDONLY | O_CLOEXEC)
-                        if descriptor >= 0 { fsync(descriptor); close(descriptor) }
-                        let renamed = try DeliveryError.performing("rename", target) { try toFolder.renameNoReplace(temporary.lastComponent!, to: toName, in: toFolder) }
+                        try syncCopy(temporaryName, in: toFolder, path: temporary.string)
+                        let renamed = try DeliveryError.performing("rename", target) { try toFolder.renameNoReplace(temporaryName, to: toName, in: toFolder) }
                         guard renamed else {
-                            unlink(temporary.string)
                             throw CtlError("\(target) already exists in the inbox; move the file by hand under another name")
                         }
-                    } catch let error as CtlError {
-                        throw error
                     } catch {
-                        unlink(temporary.string)
+                        // The quarantined file stays; the copy would be a second, half-trusted one.
+                        _ = try? toFolder.unlink(temporaryName)
                         throw error
                     }
-                    unlink(source)
+                    // The copy is durable under its inbox name: the quarantined file may go.
+                    _ = try? fromFolder.unlink(fromName)
                 }
                 try DeliveryError.performing("sync", to.removingLastComponent().string) { try toFolder.sync() }
             } catch let error as CtlError {
                 throw error
             } catch {
                 throw CtlError("cannot move it to \(target): \(error)")
+            }
+        }
+
+        /// Makes the copy made across file systems durable before it takes the inbox name and the
+        /// quarantined file is removed: a copy a crash loses after that removal loses the document.
+        static func syncCopy(_ name: FilePath.Component, in folder: FileDescriptor, path: String) throws(CtlError) {
+            do throws(Errno) {
+                let copy = try folder.open(name, .readOnly)
+                defer { copy.closeIgnoringErrors() }
+                try copy.sync()
+            } catch {
+                throw CtlError("cannot write the copy \(path) to disk (\(error)); the file stays in the quarantine. "
+                    + "Check the inbox's file system (free space, and I/O errors in dmesg), then release it again")
             }
         }
     }

@@ -4,9 +4,7 @@ import DocRouteIntake
 import DocRouteMaildir
 import DocRoutePlatform
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// One file in `<quarantine_directory>/<mailbox>/`, with what its `.reason` file says, or one mail
 /// attachment nobody claims, recorded as an entry naming its message (``QuarantinedMailPart``).
@@ -31,7 +29,7 @@ struct QuarantinedFile {
             mailboxes = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
             guard FileManager.default.fileExists(atPath: directory) else { return [] }  // nothing quarantined yet
-            throw CtlError("cannot list the quarantine \(directory): \(String(cString: strerror(EACCES))); run as root or as docrouted's user")
+            throw CtlError("cannot list the quarantine \(directory): \(Errno.permissionDenied.systemMessage); run as root or as docrouted's user")
         }
         for mailbox in mailboxes.sorted() {
             let folder = directory + "/" + mailbox
@@ -46,14 +44,13 @@ struct QuarantinedFile {
     /// The file at `path` and its reason; a mail part entry (a `.mailpart` file without a reason
     /// beside it that reads as one) with what it records.
     static func read(_ path: String, mailbox: String) -> QuarantinedFile {
-        var info = stat()
-        let found = lstat(path, &info) == 0
+        let info = try? FilePath(path).status(followingSymbolicLinks: false)
         var file = QuarantinedFile(
             path: path, mailbox: mailbox, reason: "no .reason file beside it", contentType: nil, quarantinedAt: nil, origin: nil,
-            size: found ? Int64(info.st_size) : 0, isRegularFile: found && (info.st_mode & S_IFMT) == S_IFREG)
+            size: info?.size ?? 0, isRegularFile: info?.isRegularFile ?? false)
         let reasonPath = path + SandboxName.quarantineReasonSuffix
-        if file.isRegularFile, path.hasSuffix(QuarantinedMailPart.suffix), info.st_size <= QuarantinedMailPart.maximumEntrySize,
-           lstat(reasonPath, &info) != 0, let bytes = FileManager.default.contents(atPath: path), let entry = QuarantinedMailPart.decode(bytes) {
+        if file.isRegularFile, path.hasSuffix(QuarantinedMailPart.suffix), (info?.size ?? 0) <= QuarantinedMailPart.maximumEntrySize,
+           (try? FilePath(reasonPath).status(followingSymbolicLinks: false)) == nil, let bytes = FileManager.default.contents(atPath: path), let entry = QuarantinedMailPart.decode(bytes) {
             file.mailPart = entry
             file.reason = entry.reason
             file.contentType = entry.contentType
@@ -78,8 +75,8 @@ struct QuarantinedFile {
             file.reason = first
         }
         file.origin = lines.dropFirst().first { $0.hasPrefix("from ") }.map { String($0.dropFirst(5)) }
-        if file.quarantinedAt == nil, stat(reasonPath, &info) == 0 {
-            file.quarantinedAt = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+        if file.quarantinedAt == nil, let reason = try? FilePath(reasonPath).status(followingSymbolicLinks: true) {
+            file.quarantinedAt = Date(timeIntervalSince1970: TimeInterval(reason.modificationTimeNanoseconds / 1_000_000_000))
         }
         return file
     }

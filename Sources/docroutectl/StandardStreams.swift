@@ -1,7 +1,4 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import DocRoutePlatform
 
 /// Unbuffered writes to standard output and standard error.
 ///
@@ -10,7 +7,8 @@ import Glibc
 enum StandardStreams {
     /// Writes bytes to standard output as they are.
     static func output(_ bytes: [UInt8]) {
-        write(bytes, to: STDOUT_FILENO)
+        // A closed stdout (a reader that went away) leaves nothing to tell.
+        try? StandardStream.output.write(bytes)
     }
 
     /// Writes a line of text (a newline is added) to standard output.
@@ -20,19 +18,6 @@ enum StandardStreams {
 
     /// Writes a line of text (a newline is added) to standard error, prefixed with `docroutectl: `.
     static func error(_ line: String) {
-        write(Array(("docroutectl: " + line + "\n").utf8), to: STDERR_FILENO)
-    }
-
-    private static func write(_ bytes: [UInt8], to descriptor: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                // A closed stdout (a reader that went away) leaves nothing to tell.
-                return
-            }
-            offset += written
-        }
+        try? StandardStream.error.write(Array(("docroutectl: " + line + "\n").utf8))
     }
 }

@@ -1,9 +1,7 @@
 import ArgumentParser
 import DocRouteClient
+import DocRoutePlatform
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `docroutectl status`: what docrouted is doing now.
 struct StatusCommand: AsyncParsableCommand {
@@ -44,7 +42,7 @@ struct StatusCommand: AsyncParsableCommand {
             throw error.report("connect to docrouted")
         }
         // Clearing the screen only makes sense on a terminal; a pipe gets one report after another.
-        let clear = watch && !json && isatty(STDOUT_FILENO) == 1
+        let clear = watch && !json && StandardStream.output.isTerminal
         repeat {
             let report: StatusReport
             do {
