@@ -7,9 +7,10 @@ Usage: bench/burst-memory.py DOCROUTED [FILES] ["CONFIGURATION LINE"] [--by-kind
 Starts docrouted on a temporary tree beside the build (as bench/step-profile.py does, with the
 line added to its configuration), subscribes and acknowledges every document, renames FILES files
 into its inbox at once, and reads /proc/PID/smaps_rollup every 50 ms until all are acknowledged.
-Prints the rate, VmHWM, the largest reading split into anonymous memory and file pages, and the
-daemon's threads then and at most; with --by-kind, the anonymous memory of that reading by kind
-of mapping (heap, thread arenas, thread stacks), from /proc/PID/smaps.
+Prints the rate, the daemon's user and system CPU per file, VmHWM, the largest reading split into
+anonymous memory and file pages, and the daemon's threads then and at most; with --by-kind, the
+anonymous memory of that reading by kind of mapping (heap, thread arenas, thread stacks), from
+/proc/PID/smaps.
 `docroute-bench compare` gives the same figures beside its baselines; this is the short form.
 """
 import importlib.util
@@ -119,12 +120,17 @@ def main() -> int:
         done.set()
         sampler.join()
         hwm = next(int(line.split()[1]) for line in open(f"/proc/{daemon.pid}/status") if line.startswith("VmHWM"))
+        # utime and stime, fields 14 and 15 of /proc/PID/stat (after the command's parenthesis).
+        fields = open(f"/proc/{daemon.pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        user, system = int(fields[11]) / ticks, int(fields[12]) / ticks
         daemon.terminate()
         daemon.wait()
         print(f"{extra or 'defaults'}: {files:,} files, {files / seconds:,.0f} files/s until acknowledged; "
               f"VmHWM {hwm / 1024:.1f} MiB; largest reading {peak[0] / 1024:.1f} MiB: "
               f"anonymous {peak[1] / 1024:.1f}, file pages {(peak[0] - peak[1]) / 1024:.1f} MiB; "
-              f"{threads[0]} threads then, {threads[1]} at most")
+              f"{threads[0]} threads then, {threads[1]} at most; CPU per file (start-up included): "
+              f"user {user / files * 1e6:.0f} µs, system {system / files * 1e6:.0f} µs")
         if kinds:
             print("anonymous at that reading: " + ", ".join(f"{kind} {kib / 1024:.1f} MiB" for kind, kib in
                                                           sorted(kinds.items(), key=lambda item: -item[1]) if kib >= 64))
