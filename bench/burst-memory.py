@@ -37,9 +37,9 @@ def reading(pid: int) -> tuple[int, int]:
 def anonymous_by_kind(pid: int) -> dict[str, int]:
     """Resident KiB of the anonymous memory by kind of mapping: the heap, malloc's thread arenas
     (read-write mappings inside a 64 MiB-aligned reservation), thread stacks (8 MiB), named
-    mappings (a binary's data) by name, and the rest."""
+    mappings (a binary's data) by name, and the rest; and the file pages of each file mapped."""
     kinds: dict[str, int] = {}
-    start = size = 0
+    start = size = rss = 0
     name = ""
     for line in open(f"/proc/{pid}/smaps"):
         header = re.match(r"([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)", line)
@@ -48,7 +48,14 @@ def anonymous_by_kind(pid: int) -> dict[str, int]:
             size = (int(header.group(2), 16) - start) // 1024
             name = header.group(3).strip()
             continue
+        resident = re.match(r"Rss:\s+(\d+)", line)
+        if resident:
+            rss = int(resident.group(1))
+            continue
         found = re.match(r"Anonymous:\s+(\d+)", line)
+        if found and name.startswith("/") and rss - int(found.group(1)) > 0:
+            key = "file pages: " + os.path.basename(name)
+            kinds[key] = kinds.get(key, 0) + rss - int(found.group(1))
         if found and int(found.group(1)):
             if name == "[heap]":
                 kind = "heap"
@@ -132,7 +139,7 @@ def main() -> int:
               f"{threads[0]} threads then, {threads[1]} at most; CPU per file (start-up included): "
               f"user {user / files * 1e6:.0f} µs, system {system / files * 1e6:.0f} µs")
         if kinds:
-            print("anonymous at that reading: " + ", ".join(f"{kind} {kib / 1024:.1f} MiB" for kind, kib in
+            print("at that reading: " + ", ".join(f"{kind} {kib / 1024:.1f} MiB" for kind, kib in
                                                           sorted(kinds.items(), key=lambda item: -item[1]) if kib >= 64))
         return 0
     finally:

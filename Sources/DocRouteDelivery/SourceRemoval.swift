@@ -1,3 +1,5 @@
+import DocRoutePlatform
+
 /// Step 6 of a committed delivery batch, taking its sources out of their inboxes, held back by
 /// ``DeliveryBatch/complete(_:committed:)`` so that it runs on a thread of its own while the
 /// next batch commits.
@@ -28,6 +30,13 @@ package struct SourceRemoval: Sendable {
             batch.logger.critical("sources left in their inboxes: \(error)")
         }
         timings.mark("remove")
+        // The batch's arrays, its ledger rows' bindings and the sources' names were freed in
+        // the arenas of the threads that made them, between blocks still in use, and glibc keeps
+        // such pages resident; each batch leaves a few more behind, so a long burst grows the
+        // daemon's memory by what it freed. Giving the free pages back once per batch keeps it at
+        // what is live.
+        HeapMemory.releaseFreeMemory()
+        timings.mark("trim")
         let failed = items.count { !$0.isAlive }
         batch.logger.debug("delivered a batch", metadata: [
             "files": "\(items.count)", "failed": "\(failed)",
