@@ -124,3 +124,11 @@ package struct FleetDatabase: Sendable {
         FleetError(code: .unreachable, message: "no PostgreSQL answers at \(address) (\(why)); check that the server runs and listens there, and the firewall between")
     }
 }
+
+/// Said as its address alone: the connection settings hold the password, which a description
+/// made by reflection (a service group's debug log of its services) would print.
+extension FleetDatabase: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String { "FleetDatabase(\(address))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["address": address]) }
+}

@@ -133,3 +133,10 @@ package struct FleetMembership: Sendable {
         }
     }
 }
+
+/// Said as its host and address alone, never through its settings (which hold the password).
+extension FleetMembership: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String { "FleetMembership(host: \(host.name), database: \(database.address))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["host": host.name, "database": database.address]) }
+}

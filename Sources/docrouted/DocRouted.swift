@@ -247,8 +247,11 @@ extension DocRouted {
 }
 
 /// The host's membership of the fleet as a service: joins and beats until the daemon stops.
-struct FleetService: Service {
+struct FleetService: Service, CustomStringConvertible {
     let membership: FleetMembership
+
+    /// What ServiceGroup logs of it: the membership's own words, which leave the password out.
+    var description: String { "FleetService(\(membership))" }
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { await membership.run() }

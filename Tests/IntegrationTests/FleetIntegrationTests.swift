@@ -194,6 +194,7 @@ import Glibc
             }
             #expect(joined, "\(harness.daemonLog.suffix(3000))")
             #expect(harness.daemonLog.contains("PostgreSQL reached again"), "\(harness.daemonLog.suffix(3000))")
+            #expect(!harness.daemonLog.contains(Self.password))
         }
     }
 }
