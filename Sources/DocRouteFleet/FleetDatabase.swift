@@ -120,8 +120,13 @@ package struct FleetDatabase: Sendable {
         }
     }
 
-    func unreachable(_ why: String) -> FleetError {
-        FleetError(code: .unreachable, message: "no PostgreSQL answers at \(address) (\(why)); check that the server runs and listens there, and the firewall between")
+    func unreachable(_ detail: String) -> FleetError {
+        // NIO's words for the usual causes are long; these are what an admin looks for.
+        let causes = [("Connection refused", "connection refused"), ("No such file or directory", "no socket there"),
+                      ("connectTimeout", "no answer within 10 s"), ("No route to host", "no route to host"),
+                      ("Network is unreachable", "network unreachable")]
+        let why = causes.first { detail.contains($0.0) }?.1 ?? detail
+        return FleetError(code: .unreachable, message: "no PostgreSQL answers at \(address) (\(why)); check that the server runs and listens there, and the firewall between")
     }
 }
 
