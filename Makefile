@@ -16,7 +16,7 @@ BIN_DEBUG = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # building and running docrouted needs; the tests add their tools, and the package and the
 # container test (both run by the tests too) theirs.
 APT_RUN_PACKAGES := build-essential libsystemd-dev pkg-config libsqlite3-dev shared-mime-info libglib2.0-bin
-APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file strace fiu-utils groff-base man-db
+APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file strace fiu-utils groff-base man-db postgresql openssl
 APT_PACKAGING_PACKAGES := debootstrap systemd-container debhelper dpkg-dev lintian
 APT_PACKAGES := $(APT_RUN_PACKAGES) $(APT_TEST_PACKAGES) $(APT_PACKAGING_PACKAGES)
 

@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // memchr and memcmp for the pure-logic targets, which import neither the C library nor Platform.
@@ -66,7 +67,7 @@ let package = Package(
         ),
         // The daemon, one target per job in the order a file flows through it (docs/ARCHITECTURE.md).
         // Each imports only targets above it: Platform → Configuration → Maildir → Intake → Ledger →
-        // Delivery → Server → Operations → Daemon.
+        // Fleet → Delivery → Server → Operations → Daemon.
         // System calls, descriptors, folders, users: the only target with the C shim.
         .target(
             name: "DocRoutePlatform",
@@ -118,6 +119,18 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // A fleet of hosts sharing one PostgreSQL database: the schema, host registration, heartbeats.
+        .target(
+            name: "DocRouteFleet",
+            dependencies: [
+                .product(name: "DocRouteErrors", package: "Swift"),
+                "DocRoutePlatform", "DocRouteConfiguration", "DocRouteHandlers",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                // The registry's digest each host publishes.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Copies into sandboxes in batches, durable before they count; quarantine; reclamation.
@@ -174,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "docrouted",
             dependencies: [
-                "DocRouteDaemon", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteLedger", "DocRouteDelivery",
+                "DocRouteDaemon", "DocRoutePlatform", "DocRouteConfiguration", "DocRouteLedger", "DocRouteDelivery", "DocRouteFleet",
                 "DocRouteServer", "DocRouteSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,6 +270,16 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 // The ledger tests checkpoint the write-ahead log before they damage the SQLite file.
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // A real PostgreSQL (Tests/DocRouteTestSupport/PostgresServer.swift) under the fleet's
+        // configuration, schema and check.
+        .testTarget(
+            name: "DocRouteFleetTests",
+            dependencies: [
+                "DocRouteFleet", "DocRouteConfiguration", "DocRoutePlatform", "DocRouteTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -26,6 +26,12 @@ package struct ConfigurationCheck: Sendable {
         package var subject: String
         package var message: String
 
+        package init(severity: Severity, subject: String, message: String) {
+            self.severity = severity
+            self.subject = subject
+            self.message = message
+        }
+
         package var description: String {
             "\(severity.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(subject.padding(toLength: 12, withPad: " ", startingAt: 0)) \(message)"
         }

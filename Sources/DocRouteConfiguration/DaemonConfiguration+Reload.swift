@@ -57,6 +57,8 @@ extension DaemonConfiguration {
         ("max_pending_bytes_per_uid", { $0.maxPendingBytesPerUID != $1.maxPendingBytesPerUID }),
         ("limit_root", { $0.limitRoot != $1.limitRoot }),
         ("history_days", { $0.historyDays != $1.historyDays }),
+        // The database connection, the host's name and its lease are set up once, at start.
+        ("fleet", { $0.fleet != $1.fleet }),
     ]
 
     /// This running configuration updated from `file`, the configuration file read again.

@@ -79,6 +79,9 @@ package struct DaemonConfiguration: Sendable, Hashable {
     /// `launch_flag_directory`: launch handlers through systemd by writing `<folder>/<DocRouteUser>`
     /// (watched by `docroute-handler@<DocRouteUser>.path`) instead of starting them; nil starts them.
     package var launchFlagDirectory: String? = nil
+    /// The `[fleet]` table: this host shares a PostgreSQL database with other hosts; nil (no
+    /// table) is the single host of the SQLite ledger alone.
+    package var fleet: FleetConfiguration? = nil
     /// The file it was read from (`<embedded default>` for the built-in one).
     package var file: String
 
@@ -136,7 +139,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
         "launch_flag_directory",
         "max_file_allocation", "max_url_length", "open_requests_per_minute", "open_bytes_per_minute",
         "max_pending_per_handler", "max_pending_bytes_per_handler", "max_pending_per_uid", "max_pending_bytes_per_uid",
-        "limit_root", "history_days",
+        "limit_root", "history_days", "fleet",
     ]
     static let inboxKeys: Set<String> = ["path", "kind", "default_mailbox", "source_application"]
 
@@ -226,6 +229,10 @@ package struct DaemonConfiguration: Sendable, Hashable {
             configuration.launchFlagDirectory = try path("launch_flag_directory", in: table, default: nil)
         }
 
+        if let value = table["fleet"] {
+            configuration.fleet = try parseFleet(value, file: file, locator: locator)
+        }
+
         if let value = table["inbox"] {
             guard let array = value.array else { throw fail(.wrongType, "inbox", "expected [[inbox]] tables, found \(value.type)") }
             for index in 0..<array.count {
@@ -268,10 +275,18 @@ package struct DaemonConfiguration: Sendable, Hashable {
             lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         }
 
-        /// `key` may be `inbox[2].kind`: the n-th `[[inbox]]` block's `kind` line.
+        /// `key` may be `inbox[2].kind`: the n-th `[[inbox]]` block's `kind` line; `fleet.database`:
+        /// the line in the `[fleet]` table; `fleet`: the table's header.
         func line(of key: String, occurrence: Int = 0) -> Int? {
             var name = Substring(key)
             var start = 0
+            let header = lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[fleet]") }
+            if key == "fleet", let header { return header + 1 }
+            if key.hasPrefix("fleet.") {
+                guard let header else { return nil }
+                name = key.dropFirst("fleet.".count)
+                start = header + 1
+            }
             if let dot = key.lastIndex(of: "."), key.hasPrefix("inbox[") {
                 name = key[key.index(after: dot)...]
                 var seen = -1

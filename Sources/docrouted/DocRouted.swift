@@ -2,6 +2,7 @@ import ArgumentParser
 import DocRouteConfiguration
 import DocRouteDaemon
 import DocRouteDelivery
+import DocRouteFleet
 import DocRouteLedger
 import DocRoutePlatform
 import DocRouteServer
@@ -95,7 +96,7 @@ struct DocRouted: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if check {
-            throw ExitCode(Self.check(configuration))
+            throw ExitCode(await Self.check(configuration))
         }
         // One daemon per state directory, decided before anything is touched: a second one would
         // deliver every file again and take the first one's socket.
@@ -164,12 +165,27 @@ struct DocRouted: AsyncParsableCommand {
             Self.stop("stopping at once: \(error.message) (\(error.code.rawValue))", destination: destination)
             ImmediateExit.exit(status: Self.ledgerDamagedExitCode)
         }
+        // The password is read once, here: a file that cannot be read stops the start, as a
+        // configuration error would; PostgreSQL itself not answering does not (FleetMembership).
+        var fleetService: FleetService?
+        if let fleet = configuration.fleet {
+            do throws(FleetError) {
+                let password = try FleetPassword.read(fleet, environment: ProcessInfo.processInfo.environment)
+                let database = try FleetDatabase(configuration: fleet, password: password)
+                fleetService = FleetService(membership: FleetMembership(database: database, host: .loading(configuration, fleet: fleet), logger: logger))
+            } catch {
+                Self.stop("fleet: \(error)", destination: destination)
+                throw ExitCode(1)
+            }
+        }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
         let service = DaemonService(daemon: daemon, endpoint: endpoint, descriptorEndpoint: descriptorEndpoint,
                                     ledgerWatch: watch, backend: backend, logger: logger)
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service)],
+            // The fleet first: services stop in reverse order, so the daemon finishes its batch
+            // before the host's heartbeat stops.
+            services: (fleetService.map { [.init(service: $0, successTerminationBehavior: .ignore)] } ?? []) + [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
@@ -208,11 +224,16 @@ extension DocRouted {
 
     /// Prints one line per finding and a summary; returns the exit status (1 when anything would
     /// stop delivery).
-    static func check(_ configuration: DaemonConfiguration) -> Int32 {
+    static func check(_ configuration: DaemonConfiguration) async -> Int32 {
         print("configuration \(configuration.file): valid (\(configuration.inboxes.count) inboxes); checked as uid \(ProcessIdentity.realUserID)")
         let passed = ProcessInfo.processInfo.environment["LISTEN_FDS"] != nil
-        let findings = ConfigurationCheck(configuration: configuration)
+        var findings = ConfigurationCheck(configuration: configuration)
             .run(mime: MIMEDatabaseChoice(environment: ProcessInfo.processInfo.environment), socketPassedBySystemd: passed)
+        if let fleet = configuration.fleet {
+            // The driver's own lines would come between the findings: only the findings are said.
+            let quiet = Logger(label: "docrouted.check", factory: { _ in SwiftLogNoOpLogHandler() })
+            findings += await FleetCheck(configuration: fleet, environment: ProcessInfo.processInfo.environment).run(logger: quiet)
+        }
         for finding in findings { print(finding.description) }
         let fatal = findings.filter { $0.severity == .fatal }.count
         let warnings = findings.filter { $0.severity == .warning }.count
@@ -222,6 +243,18 @@ extension DocRouted {
         }
         print("ready to deliver\(warnings > 0 ? " (\(warnings) warning\(warnings == 1 ? "" : "s"))" : "")")
         return 0
+    }
+}
+
+/// The host's membership of the fleet as a service: joins and beats until the daemon stops.
+struct FleetService: Service, CustomStringConvertible {
+    let membership: FleetMembership
+
+    /// What ServiceGroup logs of it: the membership's own words, which leave the password out.
+    var description: String { "FleetService(\(membership))" }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await membership.run() }
     }
 }
 

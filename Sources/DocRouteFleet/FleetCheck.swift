@@ -1,0 +1,108 @@
+import DocRouteConfiguration
+import Logging
+import PostgresNIO
+
+/// What `docrouted --check` says of `[fleet]`: the password file, the connection, the schema's
+/// version and what the role may do with it. Nothing is written to the database.
+package struct FleetCheck: Sendable {
+    package let configuration: FleetConfiguration
+    package let environment: [String: String]
+
+    package init(configuration: FleetConfiguration, environment: [String: String]) {
+        self.configuration = configuration
+        self.environment = environment
+    }
+
+    /// Every finding, in the order the daemon meets them at start.
+    package func run(logger: Logger) async -> [ConfigurationCheck.Finding] {
+        let subject = "fleet"
+        func failed(_ error: FleetError) -> ConfigurationCheck.Finding {
+            ConfigurationCheck.Finding(severity: .fatal, subject: subject, message: error.description)
+        }
+        var findings: [ConfigurationCheck.Finding] = [
+            .init(severity: .ok, subject: subject, message: "host \(configuration.hostName), database \(configuration.database.text), lease \(configuration.leaseSeconds) s"),
+        ]
+        let database: FleetDatabase
+        do throws(FleetError) {
+            let password = try FleetPassword.read(configuration, environment: environment)
+            database = try FleetDatabase(configuration: configuration, password: password)
+        } catch {
+            return findings + [failed(error)]
+        }
+        do throws(FleetError) {
+            let schema = try await database.withConnection(logger: logger) { connection in
+                try await Self.inspect(connection, logger: logger)
+            }
+            findings.append(.init(severity: .ok, subject: subject, message: "connected to \(database.address) as \(configuration.database.user)"))
+            findings.append(contentsOf: schema.findings(subject: subject, user: configuration.database.user))
+        } catch {
+            findings.append(failed(error))
+        }
+        return findings
+    }
+
+    /// What was found in the database.
+    struct Schema: Sendable {
+        var version: Int
+        /// May the role create tables in the schema docroute's go to (its search_path's first)?
+        var mayCreate: Bool
+        /// The schema they go to, for messages.
+        var schemaName: String
+        /// Tables of the latest version the role may not read and write.
+        var deniedTables: [String]
+
+        func findings(subject: String, user: String) -> [ConfigurationCheck.Finding] {
+            if version > FleetSchema.latestVersion {
+                let error = FleetError(code: .schemaNewer, message: """
+                    the fleet's database has schema version \(version), newer than this docrouted's \(FleetSchema.latestVersion): \
+                    another host runs a newer docroute; upgrade docroute on this host
+                    """)
+                return [.init(severity: .fatal, subject: subject, message: error.description)]
+            }
+            if version < FleetSchema.latestVersion {
+                guard mayCreate else {
+                    let error = FleetError(code: .permissionDenied, message: """
+                        role \(user) may not create tables in schema \(schemaName), and the schema (version \(version)) must be \
+                        \(version == 0 ? "created" : "migrated to version \(FleetSchema.latestVersion)") at start; \
+                        GRANT CREATE ON SCHEMA \(schemaName) TO \(user), or start once as the database's owner
+                        """)
+                    return [.init(severity: .fatal, subject: subject, message: error.description)]
+                }
+                let what = version == 0
+                    ? "no docroute schema yet; docrouted creates version \(FleetSchema.latestVersion) at start"
+                    : "schema version \(version) is older than this docrouted's \(FleetSchema.latestVersion); docrouted migrates it at start"
+                return [.init(severity: .note, subject: subject, message: what)]
+            }
+            guard deniedTables.isEmpty else {
+                let error = FleetError(code: .permissionDenied, message: """
+                    role \(user) may not read and write \(deniedTables.joined(separator: ", ")); \
+                    GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schemaName) TO \(user) \
+                    (and USAGE ON ALL SEQUENCES)
+                    """)
+                return [.init(severity: .fatal, subject: subject, message: error.description)]
+            }
+            return [.init(severity: .ok, subject: subject, message: "schema version \(version), current; role \(user) may read and write it")]
+        }
+    }
+
+    static func inspect(_ connection: PostgresConnection, logger: Logger) async throws -> Schema {
+        let version = try await FleetSchema.version(on: connection, logger: logger)
+        var schema = Schema(version: version, mayCreate: false, schemaName: "public", deniedTables: [])
+        let rows = try await connection.query(
+            "SELECT coalesce(current_schema(), 'public'), coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)", logger: logger)
+        for try await (name, mayCreate) in rows.decode((String, Bool).self) {
+            schema.schemaName = name
+            schema.mayCreate = mayCreate
+        }
+        if version == FleetSchema.latestVersion {
+            for table in FleetSchema.tables + [FleetSchema.versionTable] {
+                let allowed = try await connection.query(
+                    "SELECT has_table_privilege(\(table), 'SELECT, INSERT, UPDATE, DELETE')", logger: logger)
+                for try await may in allowed.decode(Bool.self) where !may { schema.deniedTables.append(table) }
+            }
+            let sequence = try await connection.query("SELECT has_sequence_privilege('history_events_id_seq', 'USAGE')", logger: logger)
+            for try await may in sequence.decode(Bool.self) where !may { schema.deniedTables.append("history_events_id_seq") }
+        }
+        return schema
+    }
+}

@@ -1,0 +1,142 @@
+import DocRouteConfiguration
+import Foundation
+import Logging
+import PostgresNIO
+
+/// This host's part in the fleet while docrouted runs: at start it migrates the schema and
+/// registers the host, then beats every third of `lease_seconds`. While PostgreSQL cannot be
+/// reached it logs, waits (doubling up to a minute) and tries again by itself; the local delivery
+/// goes on meanwhile. Runs until its task is cancelled.
+package struct FleetMembership: Sendable {
+    package let database: FleetDatabase
+    package let host: FleetHost
+    package let logger: Logger
+    /// The longest wait between two attempts to reach PostgreSQL.
+    package var maximumBackoff: Duration = .seconds(60)
+
+    package init(database: FleetDatabase, host: FleetHost, logger: Logger) {
+        self.database = database
+        self.host = host
+        self.logger = logger
+    }
+
+    var lease: Duration { .seconds(database.configuration.leaseSeconds) }
+    var heartbeat: Duration { .milliseconds(Int64(database.configuration.heartbeatSeconds * 1000)) }
+
+    /// Joins the fleet and keeps this host's heartbeat until cancelled; never throws.
+    package func run() async {
+        var backoff: Duration = .seconds(1)
+        var failures = 0
+        while !Task.isCancelled {
+            let connection: PostgresConnection
+            do throws(FleetError) {
+                connection = try await database.connect(logger: logger)
+            } catch {
+                failures += 1
+                guard await wait(after: error, failures: failures, backoff: &backoff) else { return }
+                continue
+            }
+            do {
+                try await join(connection)
+                if failures > 0 {
+                    logger.notice("fleet: PostgreSQL reached again", metadata: ["database": "\(database.address)", "attempts": "\(failures + 1)"])
+                }
+                failures = 0
+                backoff = .seconds(1)
+                while true {
+                    try await Task.sleep(for: heartbeat)
+                    try await beat(connection)
+                }
+            } catch is CancellationError {
+                try? await connection.close()
+                return
+            } catch {
+                try? await connection.close()
+                if Task.isCancelled { return }
+                failures += 1
+                guard await wait(after: database.explain(error), failures: failures, backoff: &backoff) else { return }
+            }
+        }
+    }
+
+    /// Logs `error` and sleeps `backoff`, doubling it for the next time; false when cancelled.
+    func wait(after error: FleetError, failures: Int, backoff: inout Duration) async -> Bool {
+        let level: Logger.Level = error.code == .unreachable ? .warning : .error
+        logger.log(level: level, "fleet: \(error.message); trying again in \(backoff.components.seconds) s, local delivery goes on meanwhile", metadata: [
+            "code": "\(error.code.rawValue)", "database": "\(database.address)", "attempt": "\(failures)", "host": "\(host.name)",
+        ])
+        do {
+            try await Task.sleep(for: backoff)
+        } catch {
+            return false
+        }
+        backoff = min(backoff * 2, maximumBackoff)
+        return true
+    }
+
+    /// Migrates the schema if it is older and registers this host.
+    func join(_ connection: PostgresConnection) async throws {
+        let migration = try await withLease(connection) { try await FleetSchema.migrate(on: connection, host: host.name, logger: logger) }
+        if migration.applied {
+            logger.notice("fleet: schema migrated", metadata: ["from": "\(migration.from)", "to": "\(migration.to)", "database": "\(database.address)"])
+        }
+        try await withLease(connection) { try await register(connection) }
+        logger.notice("fleet: host registered", metadata: [
+            "host": "\(host.name)", "database": "\(database.address)", "schema": "\(migration.to)",
+            "handlers": "\(host.bundleIdentifiers.count)", "heartbeat-seconds": "\(database.configuration.heartbeatSeconds)",
+        ])
+    }
+
+    func register(_ connection: PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO hosts (name, registry_digest, bundle_identifiers, docroute_version, started_at, last_heartbeat, lease_seconds)
+            VALUES (\(host.name), \(host.registryDigest), \(host.bundleIdentifiers), \(host.version), now(), now(), \(database.configuration.leaseSeconds))
+            ON CONFLICT (name) DO UPDATE SET
+                registry_digest = EXCLUDED.registry_digest, bundle_identifiers = EXCLUDED.bundle_identifiers,
+                docroute_version = EXCLUDED.docroute_version, started_at = EXCLUDED.started_at,
+                last_heartbeat = EXCLUDED.last_heartbeat, lease_seconds = EXCLUDED.lease_seconds
+            """, logger: logger)
+    }
+
+    /// One heartbeat; a host whose row was removed meanwhile registers again.
+    func beat(_ connection: PostgresConnection) async throws {
+        let found = try await withLease(connection) {
+            let rows = try await connection.query("UPDATE hosts SET last_heartbeat = now() WHERE name = \(host.name) RETURNING name", logger: logger)
+            var count = 0
+            for try await _ in rows { count += 1 }
+            return count
+        }
+        if found == 0 {
+            logger.notice("fleet: this host's row was gone; registering again", metadata: ["host": "\(host.name)"])
+            try await withLease(connection) { try await register(connection) }
+        }
+    }
+
+    /// Runs `body`, failing it as `unreachable` when it takes longer than a lease: a server cut
+    /// off by the network answers nothing, so the connection is closed (which ends `body`) and
+    /// made anew.
+    func withLease<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let lease = self.lease
+        let address = database.address
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: lease)
+                connection.close().whenComplete { _ in }
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw FleetError(code: .unreachable, message: "PostgreSQL at \(address) did not answer within lease_seconds (\(lease.components.seconds) s)")
+            }
+            return value
+        }
+    }
+}
+
+/// Said as its host and address alone, never through its settings (which hold the password).
+extension FleetMembership: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var description: String { "FleetMembership(host: \(host.name), database: \(database.address))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["host": host.name, "database": database.address]) }
+}

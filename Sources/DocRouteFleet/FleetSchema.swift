@@ -1,0 +1,166 @@
+import Logging
+import PostgresNIO
+
+/// docroute's tables in the fleet's database, versioned: each version a list of statements, applied
+/// in order, each recorded in `docroute_schema_migrations` by the host that applied it.
+///
+/// Hosts migrate at start, each in one transaction that first takes a transaction-scoped advisory
+/// lock: a second host starting at the same moment waits for the first one's commit, then finds
+/// the schema current and changes nothing. A database whose schema is newer than this binary knows
+/// is refused rather than written with older assumptions.
+package enum FleetSchema {
+    /// The version this docrouted writes and reads.
+    package static let latestVersion = 2
+
+    /// The advisory lock all hosts migrate under: "docroute" in ASCII, as a bigint.
+    package static let migrationLockKey: Int64 = 0x646f_6372_6f75_7465
+
+    /// The table that records which versions were applied.
+    package static let versionTable = "docroute_schema_migrations"
+
+    /// The tables of the latest version, in the order they are made.
+    package static let tables = ["hosts", "documents", "document_chunks", "deliveries", "history_events"]
+
+    /// Each version's statements, version 1 first.
+    static let migrations: [[String]] = [
+        // 1: the hosts of the fleet, each with its registry's digest and its heartbeat.
+        [
+            """
+            CREATE TABLE hosts (
+                name text PRIMARY KEY,
+                registry_digest text NOT NULL,
+                bundle_identifiers text[] NOT NULL DEFAULT '{}',
+                docroute_version text NOT NULL,
+                started_at timestamptz NOT NULL,
+                last_heartbeat timestamptz NOT NULL,
+                lease_seconds integer NOT NULL
+            )
+            """,
+        ],
+        // 2: documents with their bytes in chunks (streamed, never whole in memory), the
+        // deliveries hosts claim with FOR UPDATE SKIP LOCKED under a lease, and the history.
+        [
+            """
+            CREATE TABLE documents (
+                id uuid PRIMARY KEY,
+                intake_host text NOT NULL REFERENCES hosts (name),
+                source_identity text NOT NULL,
+                name text NOT NULL,
+                type_identifier text,
+                size bigint NOT NULL CHECK (size >= 0),
+                sha256 bytea,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (intake_host, source_identity)
+            )
+            """,
+            """
+            CREATE TABLE document_chunks (
+                document_id uuid NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+                chunk_index integer NOT NULL CHECK (chunk_index >= 0),
+                bytes bytea NOT NULL,
+                PRIMARY KEY (document_id, chunk_index)
+            )
+            """,
+            """
+            CREATE TABLE deliveries (
+                id uuid PRIMARY KEY,
+                document_id uuid REFERENCES documents (id) ON DELETE CASCADE,
+                url text,
+                handler text NOT NULL,
+                mailbox text NOT NULL,
+                state text NOT NULL DEFAULT 'owed' CHECK (state IN ('owed', 'claimed', 'acknowledged', 'failed')),
+                claimed_by text REFERENCES hosts (name),
+                lease_until timestamptz,
+                attempts integer NOT NULL DEFAULT 0,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                acknowledged_at timestamptz,
+                CHECK ((document_id IS NULL) <> (url IS NULL))
+            )
+            """,
+            // What a host claims: a handler's unacknowledged deliveries, oldest first.
+            "CREATE INDEX deliveries_claimable ON deliveries (handler, created_at) WHERE state IN ('owed', 'claimed')",
+            """
+            CREATE TABLE history_events (
+                id bigserial PRIMARY KEY,
+                document_id uuid,
+                delivery_id uuid,
+                host text NOT NULL,
+                event text NOT NULL,
+                at timestamptz NOT NULL DEFAULT now(),
+                detail jsonb NOT NULL DEFAULT '{}'
+            )
+            """,
+            "CREATE INDEX history_events_document ON history_events (document_id, at)",
+        ],
+    ]
+
+    /// What a migration did.
+    package struct Migration: Sendable, Hashable {
+        /// The version found before.
+        package var from: Int
+        /// The version left.
+        package var to: Int
+        package init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+
+        /// Whether this call applied anything (false: another host had, or nothing was due).
+        package var applied: Bool { to > from }
+    }
+
+    /// The schema's version: 0 when no docroute table is there yet.
+    package static func version(on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let exists = try await connection.query("SELECT to_regclass(\(versionTable)) IS NOT NULL", logger: logger)
+        for try await present in exists.decode(Bool.self) where !present { return 0 }
+        let rows = try await connection.query("SELECT coalesce(max(version), 0)::int8 FROM docroute_schema_migrations", logger: logger)
+        for try await version in rows.decode(Int64.self) { return Int(version) }
+        return 0
+    }
+
+    /// Brings the schema to `target` (the latest by default) in one transaction under the advisory
+    /// lock; `host` is recorded as who applied each version. A schema newer than `target` is
+    /// `schema-newer` and changes nothing.
+    @discardableResult
+    package static func migrate(on connection: PostgresConnection, host: String, to target: Int = latestVersion, logger: Logger) async throws -> Migration {
+        precondition((1...latestVersion).contains(target), "no such schema version")
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey))", logger: logger)
+            // Only when missing: CREATE … IF NOT EXISTS still asks for the CREATE privilege,
+            // which a role that only uses an existing schema need not have.
+            let exists = try await connection.query("SELECT to_regclass(\(versionTable)) IS NOT NULL", logger: logger)
+            var present = false
+            for try await value in exists.decode(Bool.self) { present = value }
+            if !present {
+                try await connection.query("""
+                    CREATE TABLE docroute_schema_migrations (
+                        version integer PRIMARY KEY,
+                        applied_at timestamptz NOT NULL DEFAULT now(),
+                        applied_by text NOT NULL
+                    )
+                    """, logger: logger)
+            }
+            let found = try await version(on: connection, logger: logger)
+            if found > latestVersion {
+                throw FleetError(code: .schemaNewer, message: """
+                    the fleet's database has schema version \(found), newer than this docrouted's \(latestVersion): \
+                    another host runs a newer docroute; upgrade docroute on this host
+                    """)
+            }
+            if found < target {
+                for version in (found + 1)...target {
+                    for statement in migrations[version - 1] {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("INSERT INTO docroute_schema_migrations (version, applied_by) VALUES (\(version), \(host))", logger: logger)
+                }
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return Migration(from: found, to: max(found, target))
+        } catch {
+            try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}

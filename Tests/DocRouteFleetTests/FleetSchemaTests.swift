@@ -1,0 +1,122 @@
+import DocRouteConfiguration
+import DocRouteFleet
+import DocRouteTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+/// The fleet's schema in a real PostgreSQL: made on an empty database, migrated from an older
+/// version, migrated once when two hosts start together, and refused when it is newer.
+@Suite(.serialized) struct FleetSchemaTests {
+    static let logger = Logger(label: "test.fleet", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// A server with role `docroute` owning database `fleet`; `body` gets the database settings.
+    /// The server's programs are waited for on threads of their own (``runBlocking(_:)``): a
+    /// process waited for on the cooperative pool can hold every thread that would see it end.
+    func withDatabase(_ body: (PostgresServer, FleetDatabase) async throws -> Void) async throws {
+        let server = try await runBlocking { try PostgresServer() }
+        try await withTearDown(server, { server in _ = try? await runBlocking { server.stop() } }) { server in
+            try await runBlocking { try server.createRoleAndDatabase(role: "docroute", password: "s3cret-word", database: "fleet") }
+            let configuration = FleetConfiguration(database: try FleetDatabaseAddress.parse(server.url(user: "docroute", database: "fleet")), hostName: "alpha")
+            try await body(server, try FleetDatabase(configuration: configuration, password: "s3cret-word"))
+        }
+    }
+
+    /// SQL as the superuser in database `fleet`, on a thread of its own.
+    @discardableResult
+    func sql(_ server: PostgresServer, _ text: String) async throws -> String {
+        try await runBlocking { try server.psql(text, database: "fleet") }
+    }
+
+    func tables(_ server: PostgresServer) async throws -> [String] {
+        try await sql(server, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+            .split(separator: "\n").map(String.init)
+    }
+
+    @Test func anEmptyDatabaseGetsTheLatestSchema() async throws {
+        try await withDatabase { server, database in
+            let migration = try await database.withConnection(logger: Self.logger) { connection in
+                try await FleetSchema.migrate(on: connection, host: "alpha", logger: Self.logger)
+            }
+            #expect(migration.from == 0)
+            #expect(migration.to == FleetSchema.latestVersion)
+            #expect(try await tables(server) == ["deliveries", "docroute_schema_migrations", "document_chunks", "documents", "history_events", "hosts"])
+            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:alpha\n2:alpha")
+            // The claim a host will make: a lease column and SKIP LOCKED work on the deliveries.
+            #expect(try await sql(server, "SELECT id FROM deliveries WHERE state = 'owed' AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at LIMIT 10 FOR UPDATE SKIP LOCKED") == "")
+            // Again: nothing to do.
+            let again = try await database.withConnection(logger: Self.logger) { connection in
+                try await FleetSchema.migrate(on: connection, host: "alpha", logger: Self.logger)
+            }
+            #expect(!again.applied)
+        }
+    }
+
+    @Test func anOlderSchemaIsMigratedKeepingItsRows() async throws {
+        try await withDatabase { server, database in
+            try await database.withConnection(logger: Self.logger) { connection in
+                try await FleetSchema.migrate(on: connection, host: "old", to: 1, logger: Self.logger)
+            }
+            #expect(try await tables(server) == ["docroute_schema_migrations", "hosts"])
+            try await sql(server, """
+                INSERT INTO hosts (name, registry_digest, docroute_version, started_at, last_heartbeat, lease_seconds)
+                VALUES ('old', 'abc', '0.1.0', now(), now(), 30)
+                """)
+            let migration = try await database.withConnection(logger: Self.logger) { connection in
+                try await FleetSchema.migrate(on: connection, host: "new", logger: Self.logger)
+            }
+            #expect(migration == FleetSchema.Migration(from: 1, to: 2))
+            #expect(try await sql(server, "SELECT name FROM hosts") == "old")
+            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:old\n2:new")
+        }
+    }
+
+    @Test func twoHostsStartingTogetherMigrateOnce() async throws {
+        try await withDatabase { server, database in
+            // Both connected before either begins, then both migrate at once, many times over.
+            for round in 0..<5 {
+                if round > 0 { try await sql(server, "DROP TABLE hosts, documents, document_chunks, deliveries, history_events, docroute_schema_migrations CASCADE") }
+                let first = try await database.connect(logger: Self.logger)
+                let second = try await database.connect(logger: Self.logger)
+                async let a = FleetSchema.migrate(on: first, host: "alpha", logger: Self.logger)
+                async let b = FleetSchema.migrate(on: second, host: "beta", logger: Self.logger)
+                let results = try await [a, b]
+                try await first.close()
+                try await second.close()
+                #expect(results.filter(\.applied).count == 1, "\(results)")
+                let rows = try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version")
+                #expect(rows == "1:alpha\n2:alpha" || rows == "1:beta\n2:beta", "\(rows)")
+            }
+        }
+    }
+
+    @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {
+        try await withDatabase { server, database in
+            try await database.withConnection(logger: Self.logger) { connection in
+                try await FleetSchema.migrate(on: connection, host: "alpha", logger: Self.logger)
+            }
+            try await sql(server, "INSERT INTO docroute_schema_migrations (version, applied_by) VALUES (\(FleetSchema.latestVersion + 1), 'future')")
+            await #expect {
+                try await database.withConnection(logger: Self.logger) { connection in
+                    try await FleetSchema.migrate(on: connection, host: "alpha", logger: Self.logger)
+                }
+            } throws: { error in
+                (error as? FleetError)?.code == .schemaNewer && "\(error)".contains("upgrade docroute")
+            }
+            #expect(try await sql(server, "SELECT max(version) FROM docroute_schema_migrations") == "\(FleetSchema.latestVersion + 1)")
+        }
+    }
+
+    @Test func aWrongPasswordIsAuthenticationFailedWithoutThePassword() async throws {
+        try await withDatabase { server, _ in
+            let configuration = FleetConfiguration(database: try FleetDatabaseAddress.parse(server.url(user: "docroute", database: "fleet")),
+                                                   hostName: "alpha", passwordFile: "/etc/docroute/db-password")
+            let wrong = try FleetDatabase(configuration: configuration, password: "not-the-right-one")
+            await #expect {
+                _ = try await wrong.connect(logger: Self.logger)
+            } throws: { error in
+                (error as? FleetError)?.code == .authenticationFailed && !"\(error)".contains("not-the-right-one")
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import DocRouteTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real docrouted with a `[fleet]` table against a real PostgreSQL: what `--check` says of each
+/// way the database can be wrong, and a daemon that registers, beats, and waits out a database
+/// that is down.
+@Suite(.serialized) struct FleetIntegrationTests {
+    static let password = "fleet-pass-7Qx"
+
+    /// A server with role `docroute` (password ``password``) owning database `fleet`.
+    func withServer(tls: Bool = false, _ body: (PostgresServer) throws -> Void) throws {
+        let server = try PostgresServer(tls: tls)
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        try body(server)
+    }
+
+    /// A harness whose docroute.toml has `[fleet]` with `database` and the password file holding `password`.
+    func harness(database: String, password: String? = FleetIntegrationTests.password, extra: String = "") throws -> DaemonHarness {
+        let harness = try DaemonHarness(extraConfig: """
+            [fleet]
+            database = "\(database)"
+            host_name = "host-a"
+            password_file = "{PASSWORD_FILE}"
+            \(extra)
+            """)
+        let file = harness.root + "/db-password"
+        if let password { try (password + "\n").write(toFile: file, atomically: true, encoding: .utf8) }
+        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
+        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
+        return harness
+    }
+
+    /// `docrouted --check`'s output and exit status.
+    func check(_ harness: DaemonHarness, environment: [String: String] = [:]) throws -> (output: String, status: Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
+        process.arguments = ["--check", "--config", harness.configPath]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (text, process.terminationStatus)
+    }
+
+    func fleetLines(_ output: String) -> String {
+        output.split(separator: "\n").filter { $0.contains("fleet") }.joined(separator: "\n")
+    }
+
+    @Test func checkSaysAWrongPasswordWithoutPrintingEither() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), password: "wrong-pass-Zz9")
+            defer { harness.remove() }
+            let (output, status) = try check(harness)
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("authentication-failed"), "\(output)")
+            #expect(output.contains("password_file"), "\(output)")
+            #expect(!output.contains("wrong-pass-Zz9") && !output.contains(Self.password), "\(output)")
+        }
+    }
+
+    @Test func checkSaysTheDatabaseIsMissing() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "nosuch"))
+            defer { harness.remove() }
+            let (output, status) = try check(harness)
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("no-database") && output.contains("createdb"), "\(fleetLines(output))")
+        }
+    }
+
+    @Test func checkSaysNobodyAnswers() throws {
+        // A server made and stopped: its port was free a moment ago and nobody listens on it now.
+        let server = try PostgresServer()
+        let url = server.url(user: "docroute", database: "fleet")
+        server.stop()
+        let harness = try harness(database: url)
+        defer { harness.remove() }
+        let (output, status) = try check(harness)
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("unreachable") && output.contains("no PostgreSQL answers"), "\(fleetLines(output))")
+    }
+
+    @Test func checkSaysAMissingPasswordFile() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), password: nil)
+            defer { harness.remove() }
+            let (output, status) = try check(harness)
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("password-file"), "\(fleetLines(output))")
+        }
+    }
+
+    @Test func checkSaysARoleThatMayNotCreateTheSchema() throws {
+        try withServer { server in
+            // PostgreSQL 15 gives PUBLIC no CREATE on the public schema: a role that owns nothing may not make tables.
+            try server.psql("CREATE ROLE reader LOGIN PASSWORD '\(Self.password)'")
+            try server.psql("CREATE DATABASE shared OWNER postgres")
+            let harness = try harness(database: server.url(user: "reader", database: "shared"))
+            defer { harness.remove() }
+            let (output, status) = try check(harness)
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("permission-denied") && output.contains("GRANT CREATE ON SCHEMA public TO reader"), "\(fleetLines(output))")
+        }
+    }
+
+    @Test func checkSaysAnOlderSchemaIsMigratedAtStart() throws {
+        try withServer { server in
+            // Version 1 as an earlier docrouted left it.
+            try server.psql("""
+                SET ROLE docroute;
+                CREATE TABLE docroute_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now(), applied_by text NOT NULL);
+                CREATE TABLE hosts (name text PRIMARY KEY, registry_digest text NOT NULL, bundle_identifiers text[] NOT NULL DEFAULT '{}',
+                    docroute_version text NOT NULL, started_at timestamptz NOT NULL, last_heartbeat timestamptz NOT NULL, lease_seconds integer NOT NULL);
+                INSERT INTO docroute_schema_migrations (version, applied_by) VALUES (1, 'old-host');
+                """, database: "fleet")
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"))
+            defer { harness.remove() }
+            let (output, status) = try check(harness)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("schema version 1 is older") && output.contains("migrates it at start"), "\(fleetLines(output))")
+            #expect(output.contains("connected to"), "\(fleetLines(output))")
+            // --check writes nothing.
+            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "1")
+        }
+    }
+
+    @Test func checkVerifiesTheServerCertificateAgainstCAFile() throws {
+        try withServer(tls: true) { server in
+            let certificate = try #require(server.certificateFile)
+            let good = try harness(database: server.url(user: "docroute", database: "fleet", sslmode: "verify-ca"),
+                                   extra: "ca_file = \"\(certificate)\"")
+            defer { good.remove() }
+            let (output, status) = try check(good)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("no docroute schema yet"), "\(fleetLines(output))")
+            // Another authority than the server's: refused as tls.
+            let other = try PostgresServer(tls: true)
+            defer { other.stop() }
+            let bad = try harness(database: server.url(user: "docroute", database: "fleet", sslmode: "verify-ca"),
+                                  extra: "ca_file = \"\(try #require(other.certificateFile))\"")
+            defer { bad.remove() }
+            let (refused, refusedStatus) = try check(bad)
+            #expect(refusedStatus == 1, "\(refused)")
+            #expect(refused.contains("(tls)"), "\(fleetLines(refused))")
+        }
+    }
+
+    @Test func aDaemonRegistersItsHostAndBeats() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
+            defer { harness.remove() }
+            try harness.start()
+            defer { harness.stop() }
+            let registered = harness.waitUntil(timeout: 30) {
+                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
+            }
+            #expect(registered, "\(harness.daemonLog.suffix(3000))")
+            let first = try server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")
+            let beat = harness.waitUntil(timeout: 15) {
+                (try? server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")).map { $0 != first } ?? false
+            }
+            #expect(beat, "no heartbeat after \(first)")
+            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "2")
+            #expect(try server.psql("SELECT lease_seconds || ' ' || array_length(bundle_identifiers, 1) FROM hosts", database: "fleet").hasPrefix("3 "))
+            // Local delivery goes on as without [fleet].
+            _ = try harness.drop("note.pdb", DeliveryIntegrationTests.pdb)
+            #expect(harness.waitForInboxDrained(), "\(harness.daemonLog.suffix(3000))")
+            #expect(!harness.daemonLog.contains(Self.password))
+        }
+    }
+
+    @Test func aDaemonStartedWhilePostgreSQLIsDownJoinsWhenItComesUp() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
+            defer { harness.remove() }
+            try server.pause()
+            try harness.start()
+            defer { harness.stop() }
+            #expect(harness.waitUntil(timeout: 15) { harness.daemonLog.contains("trying again") }, "\(harness.daemonLog.suffix(3000))")
+            // Local delivery does not wait for the database.
+            _ = try harness.drop("early.pdb", DeliveryIntegrationTests.pdb)
+            #expect(harness.waitForInboxDrained(), "\(harness.daemonLog.suffix(3000))")
+            try server.start()
+            let joined = harness.waitUntil(timeout: 45) {
+                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
+            }
+            #expect(joined, "\(harness.daemonLog.suffix(3000))")
+            #expect(harness.daemonLog.contains("PostgreSQL reached again"), "\(harness.daemonLog.suffix(3000))")
+            #expect(!harness.daemonLog.contains(Self.password))
+        }
+    }
+}
