@@ -23,12 +23,8 @@ import SystemPackage
 /// finish the batch in hand) → `shuttingDown` → `finished`. The lifecycle calls are the actor's;
 /// requests (``respond(to:from:)``) are answered concurrently, from the snapshots below.
 package actor RoutingDaemon {
-    enum State {
-        case initial
-        case running(Servers)
-        case shuttingDown
-        case finished
-    }
+    /// Running, it holds its ``Servers``; shutting down, nothing: ``shutdown()`` has them in hand.
+    typealias State = Lifecycle<Servers, Void>
 
     /// The sockets the daemon serves while running.
     struct Servers {
@@ -144,7 +140,7 @@ package actor RoutingDaemon {
     /// beside the main socket (``DescriptorSocketServer/path(besides:)``).
     package func start(listeningOn endpoint: SocketServer.Endpoint, descriptorEndpoint: SocketServer.Endpoint? = nil) async throws {
         guard case .initial = state else {
-            throw LifecycleError(message: "docrouted's core was started already (it is \(stateName)); it starts once")
+            throw LifecycleError(message: "docrouted's core was started already (it is \(state.name)); it starts once")
         }
         for (directory, key) in [(configuration.stateDirectory, "state_directory"), (configuration.containersDirectory, "containers_directory"),
                                  (configuration.quarantineDirectory, "quarantine_directory")] {
@@ -236,7 +232,7 @@ package actor RoutingDaemon {
     /// either seen by the watcher; `reason` says which, for the log). Only a running daemon reloads.
     package func reload(reason: String = "SIGHUP", rereadingConfiguration: Bool = false) async throws {
         guard case .running = state else {
-            throw LifecycleError(message: "docrouted is \(stateName): handlers and defaults are reloaded only while it runs")
+            throw LifecycleError(message: "docrouted is \(state.name): handlers and defaults are reloaded only while it runs")
         }
         _ = try? notifier?.reloading()
         if rereadingConfiguration { await rereadConfiguration() }
@@ -266,7 +262,7 @@ package actor RoutingDaemon {
     /// Only a started daemon runs.
     package func run() async throws {
         guard case .running = state else {
-            throw LifecycleError(message: "docrouted is \(stateName): start it before running it")
+            throw LifecycleError(message: "docrouted is \(state.name): start it before running it")
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.intake.run() }
@@ -302,7 +298,7 @@ package actor RoutingDaemon {
     /// started, or is shutting down already, has nothing to stop.
     package func shutdown() async {
         guard case .running(let servers) = state else { return }
-        state = .shuttingDown
+        state = .shuttingDown(())
         _ = try? notifier?.stopping()
         await servers.server.stop()
         await servers.descriptorServer?.stop()
@@ -319,16 +315,6 @@ package actor RoutingDaemon {
         try? await group.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
         state = .finished
-    }
-
-    /// The state's name, for errors.
-    var stateName: String {
-        switch state {
-        case .initial: "not started"
-        case .running: "running"
-        case .shuttingDown: "shutting down"
-        case .finished: "stopped"
-        }
     }
 
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.

@@ -134,19 +134,12 @@ package enum PackageTree {
                     // The destination was empty and names are unique: one there now is not ours.
                     guard created else { throw DeliveryError(errno: .fileExists, operation: "create folder", path: toPath) }
                     let childSource = try openFolder(name, in: top.source, describing: fromPath)
+                    let childEntries = try Self.entries(ofOpened: childSource, describing: fromPath, sorted: true)
                     let childDestination: CInt
                     do {
                         childDestination = try openFolder(name, in: top.destination, describing: toPath)
                     } catch {
                         FileDescriptor(rawValue: childSource).closeIgnoringErrors()
-                        throw error
-                    }
-                    let childEntries: [DirectoryEntry]
-                    do {
-                        childEntries = try sortedEntries(of: childSource, describing: fromPath)
-                    } catch {
-                        FileDescriptor(rawValue: childSource).closeIgnoringErrors()
-                        FileDescriptor(rawValue: childDestination).closeIgnoringErrors()
                         throw error
                     }
                     stack.append(Frame(source: childSource, destination: childDestination, sourcePath: fromPath, destinationPath: toPath,
@@ -211,13 +204,7 @@ package enum PackageTree {
                 case .directory:
                     hash.update(data: Array("D \(entryRelative)\n".utf8))
                     let child = try openFolder(name, in: top.descriptor, describing: entryPath)
-                    let childEntries: [DirectoryEntry]
-                    do {
-                        childEntries = try sortedEntries(of: child, describing: entryPath)
-                    } catch {
-                        FileDescriptor(rawValue: child).closeIgnoringErrors()
-                        throw error
-                    }
+                    let childEntries = try entries(ofOpened: child, describing: entryPath, sorted: true)
                     stack.append((child, entryRelative, entryPath, childEntries, 0))
                 case .regular:
                     if let sizeLimit, total + info.size > sizeLimit { throw LargerThanExpected(path: entryPath) }
@@ -267,13 +254,8 @@ package enum PackageTree {
             throw DeliveryError(code: .invalidName, message: "\(path): not a name of one file. \(DeliveryError.advice(for: .invalidName))")
         }
         guard let top = try openOrUnlink(component, in: parent, describing: path) else { return }
-        var stack: [(descriptor: CInt, parent: CInt, name: FilePath.Component, path: String, entries: [DirectoryEntry], next: Int)] = []
-        do {
-            stack.append((top, parent, component, path, try entries(of: top, describing: path), 0))
-        } catch {
-            FileDescriptor(rawValue: top).closeIgnoringErrors()
-            throw error
-        }
+        var stack: [(descriptor: CInt, parent: CInt, name: FilePath.Component, path: String, entries: [DirectoryEntry], next: Int)] =
+            [(top, parent, component, path, try entries(ofOpened: top, describing: path, sorted: false), 0)]
         defer { for frame in stack { FileDescriptor(rawValue: frame.descriptor).closeIgnoringErrors() } }
         while let frame = stack.last {
             guard frame.next < frame.entries.count else {
@@ -298,13 +280,7 @@ package enum PackageTree {
                 }
             }
             if descend, let child = try openOrUnlink(entry.name, in: frame.descriptor, describing: entryPath) {
-                let childEntries: [DirectoryEntry]
-                do {
-                    childEntries = try entries(of: child, describing: entryPath)
-                } catch {
-                    FileDescriptor(rawValue: child).closeIgnoringErrors()
-                    throw error
-                }
+                let childEntries = try entries(ofOpened: child, describing: entryPath, sorted: false)
                 stack.append((child, frame.descriptor, entry.name, entryPath, childEntries, 0))
             }
         }
@@ -330,6 +306,17 @@ package enum PackageTree {
     /// The entries of an open folder; a folder that cannot be read throws rather than look empty.
     static func entries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {
         try DeliveryError.performing("list folder", path) { try FileDescriptor(rawValue: folder).directoryEntries() }
+    }
+
+    /// The entries of `folder`, a descriptor the walk has just opened and no frame holds yet: when
+    /// it cannot be listed it is closed before the error is thrown, so nothing is left open.
+    private static func entries(ofOpened folder: CInt, describing path: String, sorted: Bool) throws -> [DirectoryEntry] {
+        do {
+            return try sorted ? sortedEntries(of: folder, describing: path) : entries(of: folder, describing: path)
+        } catch {
+            FileDescriptor(rawValue: folder).closeIgnoringErrors()
+            throw error
+        }
     }
 
     private static func sortedEntries(of folder: CInt, describing path: String) throws -> [DirectoryEntry] {

@@ -42,16 +42,8 @@ extension IntakeFile {
         } catch {
             return .failure(.unreadable(errno: error.rawValue))
         }
-        guard info.isRegularFile else {
-            return .failure(.notRegularFile(info.isDirectory ? "folder" : kindName(info.fileType)))
-        }
-        guard info.size <= maxSize else {
-            return .failure(.tooLarge(size: info.size, limit: maxSize))
-        }
-        // What its copy takes: no more than its size (a block allocated past the end is not
-        // copied), and with its holes kept about what it takes itself.
-        if let allocated = info.allocatedBytes.map({ min($0, info.size) }), allocated > maxAllocation {
-            return .failure(.takesTooMuchDisk(allocated: allocated, limit: maxAllocation))
+        if let refusal: DescriptorRefusal = refusal(of: info, maxSize: maxSize, maxAllocation: maxAllocation) {
+            return .failure(refusal)
         }
         // The client's O_NONBLOCK would not change reads of a regular file; nothing to undo.
         return reading(descriptor, info, headLength: headLength).mapError { .unreadable(errno: $0.rawValue) }

@@ -79,19 +79,9 @@ package struct IntakeFile: Sendable {
             file.closeIgnoringErrors()
             return .failure(.unreadable(errno: error.rawValue))
         }
-        guard info.isRegularFile else {
+        if let refusal: Refusal = refusal(of: info, maxSize: maxSize, maxAllocation: maxAllocation) {
             file.closeIgnoringErrors()
-            return .failure(info.isDirectory ? .directory : .notRegularFile(kindName(info.fileType)))
-        }
-        guard info.size <= maxSize else {
-            file.closeIgnoringErrors()
-            return .failure(.tooLarge(size: info.size, limit: maxSize))
-        }
-        // What its copy takes: no more than its size (a block allocated past the end is not
-        // copied), and with its holes kept about what it takes itself.
-        if let allocated = info.allocatedBytes.map({ min($0, info.size) }), allocated > maxAllocation {
-            file.closeIgnoringErrors()
-            return .failure(.takesTooMuchDisk(allocated: allocated, limit: maxAllocation))
+            return .failure(refusal)
         }
         // O_NONBLOCK stays: it changes nothing for reads of a regular file (only pipes, sockets
         // and devices honour it), and clearing it cost two system calls a file in a burst.

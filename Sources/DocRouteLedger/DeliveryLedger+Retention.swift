@@ -26,8 +26,8 @@ extension DeliveryLedger {
                 else { return nil }
                 return AcknowledgedCopy(
                     deliveryID: deliveryID, containerPath: containerPath, finalPath: finalPath,
-                    finalDevice: (row["finalDevice"] as Int64?).map { UInt64(bitPattern: $0) },
-                    finalInode: (row["finalInode"] as Int64?).map { UInt64(bitPattern: $0) },
+                    finalDevice: LedgerRecord.fileNumber(row, "finalDevice"),
+                    finalInode: LedgerRecord.fileNumber(row, "finalInode"),
                     size: row["size"], acknowledgedAt: acknowledgedAt)
             }
             return (copies, rows.count < limit ? nil : last)

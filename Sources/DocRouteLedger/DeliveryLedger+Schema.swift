@@ -7,6 +7,12 @@ extension DeliveryLedger {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("deliveries") { db in
+            // Each migration's SQL is frozen as it was released: a ledger an earlier docrouted
+            // wrote is taken forward by exactly these statements, and SQLite keeps each
+            // `CREATE` text verbatim in `sqlite_master`. So the columns this table shares with
+            // ``deliveryColumns`` (the table `oncePerBatch` makes) are written out twice on
+            // purpose: a shared piece would tie two released schemas to one edit.
+            //
             // `id` is the staging order; `sequence` the commit order, given at commit from
             // `ledgerSequence` so that it only ever grows, even when a URL is committed while a
             // batch of files is staged or old rows are removed.
@@ -149,7 +155,9 @@ extension DeliveryLedger {
         sourceMtimeNs, messageID, partPath, createdAt, committedAt, acknowledgedAt, sourceRemovedAt, requesterUID
         """
 
-    /// The `delivery` table's columns, as the migration to it made them.
+    /// The `delivery` table's columns, as the migration to it made them. Frozen history, like the
+    /// first migration's table (which repeats most of them on purpose): never edited, only
+    /// followed by new migrations.
     static let deliveryColumns = """
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         deliveryID TEXT NOT NULL UNIQUE,

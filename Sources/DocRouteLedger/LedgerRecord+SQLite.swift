@@ -29,8 +29,8 @@ extension LedgerRecord: FetchableRecord {
             extensionChain: row["extensionChain"],
             containerPath: row["containerPath"],
             finalPath: row["finalPath"],
-            finalDevice: (row["finalDevice"] as Int64?).map { UInt64(bitPattern: $0) },
-            finalInode: (row["finalInode"] as Int64?).map { UInt64(bitPattern: $0) },
+            finalDevice: Self.fileNumber(row, "finalDevice"),
+            finalInode: Self.fileNumber(row, "finalInode"),
             temporaryPath: row["temporaryPath"],
             contentType: row["contentType"],
             size: row["size"],
@@ -39,8 +39,8 @@ extension LedgerRecord: FetchableRecord {
             annotation: row["annotation"],
             state: state,
             sourcePath: sourcePathBytes.map(Self.filePath(bytes:)),
-            sourceDevice: (row["sourceDevice"] as Int64?).map { UInt64(bitPattern: $0) },
-            sourceInode: (row["sourceInode"] as Int64?).map { UInt64(bitPattern: $0) },
+            sourceDevice: Self.fileNumber(row, "sourceDevice"),
+            sourceInode: Self.fileNumber(row, "sourceInode"),
             sourceSize: row["sourceSize"],
             sourceMtimeNs: row["sourceMtimeNs"],
             messageID: row["messageID"],
@@ -69,6 +69,18 @@ extension LedgerRecord: FetchableRecord {
         path.withPlatformBytes { Data($0) }
     }
 
+    /// A device or inode number read from its column. SQLite's integers are signed, so the
+    /// number is stored as the same 64 bits taken as an `Int64` (``storedFileNumber(_:)``): one
+    /// above `Int64.max` comes back whole. Nil for NULL.
+    static func fileNumber(_ row: Row, _ column: String) -> UInt64? {
+        (row[column] as Int64?).map { UInt64(bitPattern: $0) }
+    }
+
+    /// The column value of a device or inode number (``fileNumber(_:_:)``).
+    static func storedFileNumber(_ number: UInt64?) -> Int64? {
+        number.map { Int64(bitPattern: $0) }
+    }
+
     static func filePath(bytes: Data) -> FilePath {
         var characters = bytes.map { CChar(bitPattern: $0) }
         characters.append(0)
@@ -87,8 +99,8 @@ extension LedgerRecord: FetchableRecord {
         values.append(extensionChain)
         values.append(containerPath)
         values.append(finalPath)
-        values.append(finalDevice.map { Int64(bitPattern: $0) })
-        values.append(finalInode.map { Int64(bitPattern: $0) })
+        values.append(Self.storedFileNumber(finalDevice))
+        values.append(Self.storedFileNumber(finalInode))
         values.append(temporaryPath)
         values.append(contentType)
         values.append(size)
@@ -97,8 +109,8 @@ extension LedgerRecord: FetchableRecord {
         values.append(annotation)
         values.append(state.rawValue)
         values.append(sourcePath.map(Self.bytes(of:)))
-        values.append(sourceDevice.map { Int64(bitPattern: $0) })
-        values.append(sourceInode.map { Int64(bitPattern: $0) })
+        values.append(Self.storedFileNumber(sourceDevice))
+        values.append(Self.storedFileNumber(sourceInode))
         values.append(sourceSize)
         values.append(sourceMtimeNs)
         values.append(messageID)

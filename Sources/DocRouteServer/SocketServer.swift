@@ -26,14 +26,16 @@ package protocol RequestResponder: Sendable {
 /// States: `initial` → ``start(_:)`` → `running` → ``stop()`` (the listener closes; open
 /// connections go on) → `shuttingDown` → ``closeConnections()`` → `finished`.
 package actor SocketServer {
-    enum State {
-        case initial
-        /// Accepting: the listening channel, the task serving it and its connections, and the
-        /// socket file this server bound (the only one it may remove; nil when systemd passed it).
-        case running(listener: any Channel, serving: Task<Void, Never>, boundFile: UnixSocketFile?)
-        /// The listener is closed; connections already open are still served.
-        case shuttingDown(serving: Task<Void, Never>)
-        case finished
+    /// Running, it is ``Listening``; shutting down, the listener is closed and connections
+    /// already open are still served by the task that serves them.
+    typealias State = Lifecycle<Listening, Task<Void, Never>>
+
+    /// Accepting: the listening channel, the task serving it and its connections, and the
+    /// socket file this server bound (the only one it may remove; nil when systemd passed it).
+    struct Listening {
+        var listener: any Channel
+        var serving: Task<Void, Never>
+        var boundFile: UnixSocketFile?
     }
 
     /// What an accepted connection became in the child channel's initializer.
@@ -82,7 +84,7 @@ package actor SocketServer {
     /// Starts accepting; returns once the socket listens. A server starts once.
     package func start(_ endpoint: Endpoint) async throws {
         guard case .initial = state else {
-            throw LifecycleError(message: "the socket server was started already (it is \(stateName)); a server starts once: make a new one")
+            throw LifecycleError(message: "the socket server was started already (it is \(state.name)); a server starts once: make a new one")
         }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -110,7 +112,7 @@ package actor SocketServer {
             listener = try await bootstrap.bind(fd, childChannelInitializer: initializer)
         }
         let serving = Task { await self.serve(listener) }
-        state = .running(listener: listener.channel, serving: serving, boundFile: boundFile)
+        state = .running(Listening(listener: listener.channel, serving: serving, boundFile: boundFile))
     }
 
     /// Accepts until the listener closes, each connection a child task of one group; returns
@@ -150,10 +152,10 @@ package actor SocketServer {
         switch state {
         case .initial:
             state = .finished
-        case .running(let listener, let serving, let bound):
-            state = .shuttingDown(serving: serving)
-            try? await listener.close()
-            bound?.removeIfStillOurs()
+        case .running(let running):
+            state = .shuttingDown(running.serving)
+            try? await running.listener.close()
+            running.boundFile?.removeIfStillOurs()
         case .shuttingDown, .finished:
             break
         }
@@ -171,16 +173,6 @@ package actor SocketServer {
 
     /// Open connections now.
     package nonisolated var openConnections: Int { ledger.openConnections }
-
-    /// The state's name, for errors.
-    var stateName: String {
-        switch state {
-        case .initial: "not started"
-        case .running: "running"
-        case .shuttingDown: "shutting down"
-        case .finished: "stopped"
-        }
-    }
 
     /// A Unix stream socket bound to `path` and listening, close-on-exec and non-blocking.
     static func bindListening(path: String) throws -> SystemPackage.FileDescriptor {

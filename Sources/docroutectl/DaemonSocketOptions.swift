@@ -31,6 +31,16 @@ struct DaemonSocketOptions: ParsableArguments {
     /// cannot be read (``connect()`` reports that).
     var path: String { (try? resolve().path) ?? DocRouteConnection.defaultSocketPath() }
 
+    /// ``connect()`` for a command's `run`: a failure is told on standard error
+    /// (``DocRouteClientError/report(_:status:)``) and becomes the command's exit status.
+    func connectReporting() async throws(ExitCode) -> DocRouteConnection {
+        do {
+            return try await connect()
+        } catch {
+            throw error.report("connect to docrouted")
+        }
+    }
+
     /// Connects quietly: the commands report failures themselves, on standard error. A socket
     /// that is not there, or that nobody listens on, is named with where its path came from
     /// and what to do.

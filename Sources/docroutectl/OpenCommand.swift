@@ -55,12 +55,7 @@ struct OpenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let url = try Self.url(for: target)
-        let connection: DocRouteConnection
-        do {
-            connection = try await daemon.connect()
-        } catch {
-            throw error.report("connect to docrouted")
-        }
+        let connection = try await daemon.connectReporting()
         // A file goes as an open descriptor whenever the daemon takes one.
         var file: OpenedFile?
         if url.hasPrefix("file:"), (try? await connection.offers(.openDescriptor)) == true {

@@ -35,12 +35,7 @@ struct RedeliverCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let connection: DocRouteConnection
-        do {
-            connection = try await daemon.connect()
-        } catch {
-            throw error.report("connect to docrouted")
-        }
+        let connection = try await daemon.connectReporting()
         let results: [JSONValue]
         do {
             results = try await connection.redeliver(deliveryIDs, declined: declined, bundleIdentifier: bundleIdentifier)

@@ -35,12 +35,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let connection: DocRouteConnection
-        do {
-            connection = try await daemon.connect()
-        } catch {
-            throw error.report("connect to docrouted")
-        }
+        let connection = try await daemon.connectReporting()
         // Clearing the screen only makes sense on a terminal; a pipe gets one report after another.
         let clear = watch && !json && StandardStream.output.isTerminal
         repeat {

@@ -75,12 +75,7 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let command = try handlerCommand()
-        let connection: DocRouteConnection
-        do {
-            connection = try await daemon.connect()
-        } catch {
-            throw error.report("connect to docrouted")
-        }
+        let connection = try await daemon.connectReporting()
         do {
             try await serve(on: connection, command: command)
         } catch {
