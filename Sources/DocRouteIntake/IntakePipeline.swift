@@ -526,6 +526,6 @@ package actor IntakePipeline {
         guard let component = FilePath.Component(platformBytes: arrival.name), let folder = open(arrival.folder),
               let info = try? folder.descriptor.stat(of: component) else { return nil }
         let changed = Duration.seconds(info.st_ctim.tv_sec) + .nanoseconds(info.st_ctim.tv_nsec)
-        return max(.zero, RealTimeClock.sinceEpoch() - changed)
+        return max(.zero, SystemClock.realTime.now() - changed)
     }
 }

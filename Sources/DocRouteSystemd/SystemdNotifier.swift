@@ -99,7 +99,7 @@ package struct SystemdNotifier: Sendable {
 
     /// `CLOCK_MONOTONIC` now, in microseconds, the clock systemd compares `MONOTONIC_USEC=` with.
     static func monotonicMicroseconds() -> UInt64 {
-        let (seconds, attoseconds) = MonotonicClock.now().components
+        let (seconds, attoseconds) = SystemClock.monotonic.now().components
         return UInt64(seconds) * 1_000_000 + UInt64(attoseconds) / 1_000_000_000_000
     }
 }
