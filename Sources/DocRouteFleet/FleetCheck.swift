@@ -53,11 +53,7 @@ package struct FleetCheck: Sendable {
 
         func findings(subject: String, user: String) -> [ConfigurationCheck.Finding] {
             if version > FleetSchema.latestVersion {
-                let error = FleetError(code: .schemaNewer, message: """
-                    the fleet's database has schema version \(version), newer than this docrouted's \(FleetSchema.latestVersion): \
-                    another host runs a newer docroute; upgrade docroute on this host
-                    """)
-                return [.init(severity: .fatal, subject: subject, message: error.description)]
+                return [.init(severity: .fatal, subject: subject, message: FleetSchema.newer(version).description)]
             }
             if version < FleetSchema.latestVersion {
                 guard mayCreate else {

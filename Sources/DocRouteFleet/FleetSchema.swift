@@ -118,6 +118,15 @@ package enum FleetSchema {
         return 0
     }
 
+    /// Why a database whose schema is `version`, newer than this binary's, is not used: the
+    /// same words at start and in `--check`.
+    static func newer(_ version: Int) -> FleetError {
+        FleetError(code: .schemaNewer, message: """
+            the fleet's database has schema version \(version), newer than this docrouted's \(latestVersion): \
+            another host runs a newer docroute; upgrade docroute on this host
+            """)
+    }
+
     /// Brings the schema to `target` (the latest by default) in one transaction under the advisory
     /// lock; `host` is recorded as who applied each version. A schema newer than `target` is
     /// `schema-newer` and changes nothing.
@@ -142,12 +151,7 @@ package enum FleetSchema {
                     """, logger: logger)
             }
             let found = try await version(on: connection, logger: logger)
-            if found > latestVersion {
-                throw FleetError(code: .schemaNewer, message: """
-                    the fleet's database has schema version \(found), newer than this docrouted's \(latestVersion): \
-                    another host runs a newer docroute; upgrade docroute on this host
-                    """)
-            }
+            if found > latestVersion { throw newer(found) }
             if found < target {
                 for version in (found + 1)...target {
                     for statement in migrations[version - 1] {
@@ -159,7 +163,7 @@ package enum FleetSchema {
             try await connection.query("COMMIT", logger: logger)
             return Migration(from: found, to: max(found, target))
         } catch {
-            try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
     }

@@ -14,7 +14,7 @@ public struct TypeEngine: Sendable {
     public let mimeDatabase: MIMEDatabase
     /// MIME type to UTI, remembered: the mapping walks aliases and parents, and content typing asks
     /// the same few hundred questions again and again.
-    let mimeMapping = MIMETypeMapping()
+    let mimeMapping = BoundedMemo<String>()
 
     /// Magic at or above this priority (the spec's default) may overrule an extension that only the
     /// type catalog knows, when the two types are unrelated.
@@ -169,10 +169,9 @@ public struct TypeEngine: Sendable {
 
     /// The UTI for a detected MIME type: declared, or a `dyn.` one under its nearest claimed parent.
     func type(forMIMEType mimeType: String) -> String {
-        if let known = mimeMapping.lookup(mimeType) { return known }
-        let type = declaredType(forMIMEType: mimeType) ?? dynamicType(forMIMEType: mimeType)
-        mimeMapping.store(mimeType, type)
-        return type
+        mimeMapping.value(for: mimeType) {
+            declaredType(forMIMEType: mimeType) ?? dynamicType(forMIMEType: mimeType)
+        }
     }
 
     /// A `dyn.` identifier for a MIME type no UTI claims, conforming to its nearest claimed parent.
