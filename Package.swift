@@ -128,6 +128,8 @@ let package = Package(
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteHandlers",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // The descriptors intake's bytes are read from and a claimed copy's are written to.
+                .product(name: "SystemPackage", package: "swift-system"),
                 // The registry's digest each host publishes.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
