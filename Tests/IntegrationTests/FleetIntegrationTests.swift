@@ -168,7 +168,7 @@ import Glibc
                 (try? server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")).map { $0 != first } ?? false
             }
             #expect(beat, "no heartbeat after \(first)")
-            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "2")
+            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "3")
             #expect(try server.psql("SELECT lease_seconds || ' ' || array_length(bundle_identifiers, 1) FROM hosts", database: "fleet").hasPrefix("3 "))
             // Local delivery goes on as without [fleet].
             _ = try harness.drop("note.pdb", DeliveryIntegrationTests.pdb)
