@@ -140,6 +140,8 @@ let package = Package(
             name: "DocRouteDelivery",
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                // With [fleet]: inbox files committed to PostgreSQL, deliveries claimed from it.
+                "DocRouteFleet",
                 "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
