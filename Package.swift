@@ -283,6 +283,7 @@ let package = Package(
             dependencies: [
                 "DocRouteFleet", "DocRouteConfiguration", "DocRoutePlatform", "DocRouteTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -6,12 +6,24 @@ import SystemPackage
 
 /// The fleet's deliveries in PostgreSQL: what intake commits and what hosts claim.
 ///
-/// One connection of its own (made anew when lost, each failure a ``FleetError``), used one call
-/// at a time (an actor); `LISTEN` runs on a second connection (``wakeUps()``).
+/// One connection of its own, made when first needed and made anew after one is lost; each
+/// failure is a ``FleetError`` said by ``FleetDatabase/explain(_:)``, so a caller tells
+/// `unreachable` (wait and try again) from the rest. Calls run one at a time, each to its end:
+/// an actor alone would interleave them at every `await`, and a claim must not run inside an
+/// intake's open transaction. `LISTEN` runs on a second connection (``wakeUps()``).
 package actor FleetQueue {
     package let database: FleetDatabase
     package let hostName: String
     let logger: Logger
+    /// The bytes of a document are kept in chunks of this many bytes (the last one shorter).
+    package static let chunkSize = 1 << 20
+    /// The channel intake notifies, its payload the handler's bundle identifier.
+    package static let channel = "docroute_deliveries"
+
+    var connection: PostgresConnection?
+    /// Whether a call holds the connection; the calls waiting for it, in arrival order.
+    var busy = false
+    var waiting: [CheckedContinuation<Void, Never>] = []
 
     package init(database: FleetDatabase, hostName: String, logger: Logger) {
         self.database = database
@@ -19,57 +31,89 @@ package actor FleetQueue {
         self.logger = logger
     }
 
-    static var notBuilt: FleetError { FleetError(code: .database, message: "not built yet") }
-
-    /// Commits documents, their chunks and their deliveries in one transaction; returns once
-    /// committed. Streams bytes chunk by chunk. A document whose (intake host, source identity) is
-    /// already committed is not written again (its existing delivery id is kept).
-    package func enqueue(_ documents: [FleetDocument]) async throws(FleetError) {
-        throw Self.notBuilt
+    /// A queue dropped without ``close()`` closes its connection on the way out; the closing
+    /// keeps the connection alive until its channel is shut.
+    deinit {
+        if let connection { Self.close(connection) }
     }
 
-    /// Of these source identities (of this host), the ones committed before, with their delivery ids.
-    package func committedSources(_ identities: [String]) async throws(FleetError) -> [String: UUID] {
-        throw Self.notBuilt
+    /// Closes `connection` without waiting, keeping it until it is closed (PostgresNIO insists
+    /// that a connection is closed before it goes).
+    nonisolated static func close(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    /// Claims up to `limit` deliveries for `handler` (owed, or claimed with a lease run out),
-    /// oldest first, skipping rows another host is claiming; the lease is `lease_seconds`.
-    package func claim(handler: String, limit: Int) async throws(FleetError) -> [FleetClaim] {
-        throw Self.notBuilt
+    /// `lease_seconds` from the configuration.
+    var leaseSeconds: Double { Double(database.configuration.leaseSeconds) }
+
+    /// Closes the connection (at shutdown); a later call would make a new one.
+    package func close() async {
+        await acquire()
+        defer { relinquish() }
+        if let connection {
+            self.connection = nil
+            try? await connection.close()
+        }
     }
 
-    /// Writes a claimed document's bytes to `descriptor` (`pwrite` from offset 0), a chunk at a
-    /// time; neither syncs nor closes it.
-    package func copyBytes(of documentID: UUID, to descriptor: SystemPackage.FileDescriptor) async throws(FleetError) {
-        throw Self.notBuilt
+    func acquire() async {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            busy = true
+        }
     }
 
-    /// Renews the lease of every delivery this host holds; returns how many.
-    package func renewLeases() async throws(FleetError) -> Int {
-        throw Self.notBuilt
+    /// Hands the connection to the next waiting call (which stays `busy`), or frees it.
+    func relinquish() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 
-    /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
-    /// whose first acknowledgement this was. A document's chunks are deleted once every delivery of
-    /// it has ended.
-    package func acknowledge(_ deliveryIDs: [UUID], handled: Bool) async throws(FleetError) -> Set<UUID> {
-        throw Self.notBuilt
+    /// Runs `body` alone on the connection (made when there is none); its failure said as a
+    /// ``FleetError`` beginning with `what`. A connection that failed by anything but the server's
+    /// refusal of a statement is closed and dropped: the next call connects again.
+    func exclusive<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(FleetError) -> T {
+        await acquire()
+        defer { relinquish() }
+        let connection: PostgresConnection
+        if let open = self.connection, !open.isClosed {
+            connection = open
+        } else {
+            self.connection = nil
+            do {
+                connection = try await database.connect(logger: logger)
+            } catch {
+                throw FleetError(code: error.code, message: "\(what): \(error.message)", cause: error)
+            }
+            self.connection = connection
+        }
+        do {
+            return try await body(connection)
+        } catch {
+            let refused = (error as? PSQLError)?.code == .server
+            if connection.isClosed || !(refused || error is FleetError) {
+                self.connection = nil
+                Self.close(connection)
+            }
+            let explained = database.explain(error)
+            throw FleetError(code: explained.code, message: "\(what): \(explained.message)", cause: explained)
+        }
     }
 
-    /// Gives deliveries back to the fleet at once (their handler left this host unacknowledged).
-    package func release(_ deliveryIDs: [UUID]) async throws(FleetError) {
-        throw Self.notBuilt
-    }
-
-    /// Handler bundle ids named by `NOTIFY docroute_deliveries`, as they come; `LISTEN` is made
-    /// anew when its connection is lost, and "" is yielded after that (look at every handler).
-    package nonisolated func wakeUps() -> AsyncStream<String> {
-        AsyncStream { _ in }
-    }
-
-    /// Counts per state for `status` and metrics.
-    package func tally() async throws(FleetError) -> FleetTally {
-        throw Self.notBuilt
+    /// Runs `body` between BEGIN and COMMIT; ROLLBACK when it throws.
+    func transaction<T: Sendable>(_ connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let value = try await body()
+            try await connection.query("COMMIT", logger: logger)
+            return value
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
     }
 }
