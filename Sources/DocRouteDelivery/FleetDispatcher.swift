@@ -170,7 +170,12 @@ package actor FleetDispatcher {
             switch await claimRound() {
             case .claimed:
                 backoff = .seconds(1)
-            case .idle, .failed:
+            case .idle:
+                // Woken by an event (a subscription, an acknowledgement, a NOTIFY), the next poll
+                // starts from a second again: a lease about to run out is looked at soon.
+                let poked = await sleep(upTo: backoff)
+                backoff = poked ? .seconds(1) : min(backoff * 2, .seconds(30))
+            case .failed:
                 await sleep(upTo: backoff)
                 backoff = min(backoff * 2, .seconds(30))
             }
@@ -396,15 +401,21 @@ package actor FleetDispatcher {
         waiter.take()?.resume()
     }
 
-    /// Waits until poked or `duration` has passed.
-    func sleep(upTo duration: Duration) async {
+    /// The wait of ``sleep(upTo:)`` is over without an event.
+    func timeUp() {
+        waiter.take()?.resume()
+    }
+
+    /// Waits until poked or `duration` has passed; true when poked.
+    @discardableResult
+    func sleep(upTo duration: Duration) async -> Bool {
         if woken || stopped {
             woken = false
-            return
+            return true
         }
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(for: duration)) != nil else { return }
-            await self?.poke()
+            await self?.timeUp()
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { waiter = $0 }
@@ -412,6 +423,7 @@ package actor FleetDispatcher {
             Task { await self.poke() }
         }
         timer.cancel()
-        woken = false
+        defer { woken = false }
+        return woken
     }
 }

@@ -160,7 +160,7 @@ package final class FleetIntakeBackend: DeliveryBackend {
                 "database": "\(databaseAddress)", "files": "\(documents.count)",
             ])
         }
-        let failure = DeliveryError(code: .ledger, message: "the fleet's database did not take the document: \(error.message); it stays in its inbox and is tried again", cause: error)
+        let failure = DeliveryError(code: .ledger, message: "the fleet's database did not take the document: \(error.message); it stays in its inbox and is tried again")
         return Committed(outcomes: Array(repeating: .failed(failure), count: documents.count), taken: [])
     }
 
