@@ -74,6 +74,7 @@ extension FleetQueue {
                 } catch {
                     throw FleetError(code: .fileAccess, message: "writing the copy of document \(documentID) at byte \(at) failed: \(error)", cause: error)
                 }
+                watchdog?.touch()
                 offset += Int64(chunk.readableBytes)
                 index += 1
             }

@@ -8,6 +8,9 @@ import PostgresNIO
 import Synchronization
 import SystemPackage
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The fleet's delivery store in a real PostgreSQL: what intake commits is what a claiming host
 /// copies, byte for byte; a batch is whole or absent; each delivery is claimed by one host at a
@@ -227,14 +230,14 @@ import Testing
         try await withFleet { fleet in
             let descriptor = try fleet.source("leased.pdf", Array("leased bytes".utf8))
             defer { try? descriptor.close() }
-            let alpha = try fleet.queue(host: "alpha", leaseSeconds: 1)
-            let beta = try fleet.queue(host: "beta", leaseSeconds: 1)
+            let alpha = try fleet.queue(host: "alpha", leaseSeconds: 2)
+            let beta = try fleet.queue(host: "beta", leaseSeconds: 2)
             let document = Self.document("leased.pdf", descriptor, size: 12)
             try await alpha.enqueue([document])
             #expect(try await alpha.claim(handler: Self.handler, limit: 5).map(\.deliveryID) == [document.deliveryID])
             #expect(try await beta.claim(handler: Self.handler, limit: 5) == [], "alpha's lease holds")
-            // The lease (1 s) runs out: beta claims the same delivery, a second attempt.
-            try await Task.sleep(for: .milliseconds(1500))
+            // The lease (2 s) runs out: beta claims the same delivery, a second attempt.
+            try await Task.sleep(for: .milliseconds(2500))
             let again = try await beta.claim(handler: Self.handler, limit: 5)
             #expect(again.map(\.deliveryID) == [document.deliveryID])
             #expect(again.first?.attempts == 2)
@@ -371,6 +374,27 @@ import Testing
             // The next call connects again; the listener is back and says so with "".
             #expect(try await queue.claim(handler: Self.handler, limit: 1).count == 1)
             #expect(await received.wait(seconds: 30) { $0 == ["", ""] }, "\(received.all)")
+        }
+    }
+
+    @Test func aServerThatStopsAnsweringIsUnreachableWithinALease() async throws {
+        try await withFleet { fleet in
+            let queue = try fleet.queue(host: "alpha", leaseSeconds: 2)
+            #expect(try await queue.tally() == FleetTally())
+            // The queue's server process stopped: its socket stays open and says nothing, as a
+            // server cut off by the network.
+            let backend = try #require(pid_t(try await fleet.sql("SELECT pid FROM pg_stat_activity WHERE usename = 'docroute'")))
+            kill(backend, SIGSTOP)
+            defer { kill(backend, SIGCONT) }
+            let start = ContinuousClock.now
+            await #expect {
+                _ = try await queue.tally()
+            } throws: { error in
+                (error as? FleetError)?.code == .unreachable && "\(error)".contains("did not answer within lease_seconds (2 s)")
+            }
+            #expect(ContinuousClock.now - start < .seconds(8))
+            kill(backend, SIGCONT)
+            #expect(try await queue.tally() == FleetTally(), "a new connection")
         }
     }
 
