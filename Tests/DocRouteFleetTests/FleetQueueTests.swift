@@ -395,6 +395,18 @@ import Glibc
             #expect(ContinuousClock.now - start < .seconds(8))
             kill(backend, SIGCONT)
             #expect(try await queue.tally() == FleetTally(), "a new connection")
+
+            // The listener's connection stopped the same way: it is found out by its probe within
+            // two leases and made anew, which it says with "".
+            let received = Received()
+            let consumer = received.consume(queue.wakeUps())
+            defer { consumer.cancel() }
+            #expect(await received.wait(seconds: 20) { $0 == [""] }, "\(received.all)")
+            let listener = try #require(pid_t(try await fleet.sql("SELECT pid FROM pg_stat_activity WHERE usename = 'docroute' AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')")))
+            kill(listener, SIGSTOP)
+            defer { kill(listener, SIGCONT) }
+            #expect(await received.wait(seconds: 20) { $0 == ["", ""] }, "\(received.all)")
+            kill(listener, SIGCONT)
         }
     }
 
