@@ -163,6 +163,38 @@ import Glibc
         }
     }
 
+    @Test func callsOnOneQueueNeverSeeAnotherCallsOpenTransaction() async throws {
+        try await withFleet { fleet in
+            let first = try fleet.source("first.pdf", Self.bytes(4 * FleetQueue.chunkSize, seed: 9))
+            let broken = try SystemPackage.FileDescriptor.open(fleet.folder.root, .readOnly)
+            defer { for descriptor in [first, broken] { try? descriptor.close() } }
+            let queue = try fleet.queue(host: "alpha")
+            // A batch that is rolled back at its second document, with counts and claims on the
+            // same queue meanwhile: none of them may run inside its transaction and see its first.
+            let seen = try await withThrowingTaskGroup(of: [Int].self) { group in
+                group.addTask {
+                    await #expect(throws: FleetError.self) {
+                        try await queue.enqueue([Self.document("first.pdf", first, size: 4 * FleetQueue.chunkSize),
+                                                 Self.document("broken.pdf", broken, size: 10)])
+                    }
+                    return []
+                }
+                for _ in 0..<20 {
+                    group.addTask {
+                        let owed = try await queue.tally().owed
+                        let claimed = try await queue.claim(handler: Self.handler, limit: 5).count
+                        return [owed, claimed]
+                    }
+                }
+                var seen: [Int] = []
+                for try await counts in group { seen += counts }
+                return seen
+            }
+            #expect(seen.allSatisfy { $0 == 0 }, "\(seen)")
+            #expect(try await fleet.sql("SELECT count(*) FROM deliveries") == "0")
+        }
+    }
+
     @Test func aSourceCommittedTwiceKeepsItsFirstDelivery() async throws {
         try await withFleet { fleet in
             let descriptor = try fleet.source("twice.pdf", Array("twice".utf8))
