@@ -132,8 +132,8 @@ import Glibc
                 #expect(copied.count == bytes.count)
                 #expect(copied == bytes, "the copy of \(name) differs")
             }
-            #expect(try await beta.tally() == FleetTally(claimedHere: 4))
-            #expect(try await alpha.tally() == FleetTally(claimedElsewhere: 4))
+            #expect(try await beta.tally() == FleetTally(claimedHere: 4, claimedByHost: ["beta": 4]))
+            #expect(try await alpha.tally() == FleetTally(claimedElsewhere: 4, claimedByHost: ["beta": 4]))
         }
     }
 
@@ -252,7 +252,8 @@ import Glibc
             #expect(alphaIDs.isDisjoint(with: betaIDs), "\(alphaIDs.intersection(betaIDs).count) claimed by both")
             #expect(alphaIDs.union(betaIDs) == all, "\(all.subtracting(alphaIDs.union(betaIDs)).count) never claimed")
             #expect((a + b).allSatisfy { $0.attempts == 1 })
-            #expect(try await alpha.tally() == FleetTally(claimedHere: a.count, claimedElsewhere: b.count))
+            #expect(try await alpha.tally() == FleetTally(claimedHere: a.count, claimedElsewhere: b.count,
+                                                          claimedByHost: ["alpha": a.count, "beta": b.count].filter { $0.value > 0 }))
             #expect(try await fleet.sql("SELECT claimed_by, count(*) FROM deliveries GROUP BY 1 ORDER BY 1")
                 == [("alpha", a.count), ("beta", b.count)].filter { $0.1 > 0 }.map { "\($0.0)|\($0.1)" }.joined(separator: "\n"))
         }
