@@ -58,7 +58,8 @@ release: deps
 	$(SWIFT) build -c release
 
 run: build
-	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
+	@BIN_DIR="$(BIN_DEBUG)" FLEET_DATABASE="$(FLEET_DATABASE)" FLEET_HOST="$(FLEET_HOST)" FLEET_PASSWORD_FILE="$(FLEET_PASSWORD_FILE)" \
+		scripts/make-run-config.sh "$(RUN_ROOT)"
 	@PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 
 # The man pages as they are installed, readable from the checkout: man -l .build/man/docroutectl.1
