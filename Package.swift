@@ -128,6 +128,8 @@ let package = Package(
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteHandlers",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // The descriptors intake's bytes are read from and a claimed copy's are written to.
+                .product(name: "SystemPackage", package: "swift-system"),
                 // The registry's digest each host publishes.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -138,6 +140,8 @@ let package = Package(
             name: "DocRouteDelivery",
             dependencies: [
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteIntake", "DocRouteLedger",
+                // With [fleet]: inbox files committed to PostgreSQL, deliveries claimed from it.
+                "DocRouteFleet",
                 "DocRouteTypes", "DocRouteHandlers", .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -279,6 +283,7 @@ let package = Package(
             dependencies: [
                 "DocRouteFleet", "DocRouteConfiguration", "DocRoutePlatform", "DocRouteTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -57,6 +57,9 @@ package actor RoutingDaemon {
     nonisolated let keysNeedingRestart = Mutex<[String]>([])
     nonisolated let logger: Logger
     nonisolated let backend: LedgerBackend
+    /// With `[fleet]`: intake's backend commits inbox files to PostgreSQL, and the fleet's
+    /// dispatcher claims deliveries for the handlers subscribed here; nil delivers locally only.
+    nonisolated let fleet: FleetDelivery?
     nonisolated let notifier: SystemdNotifier?
     nonisolated let group: MultiThreadedEventLoopGroup
     nonisolated let mimeDatabase: MIMEDatabase
@@ -89,9 +92,10 @@ package actor RoutingDaemon {
     nonisolated let overLimitLogged = Mutex<ContinuousClock.Instant?>(nil)
     static let version = DocRouteVersion.daemon
 
-    package init(configuration: DaemonConfiguration, backend: LedgerBackend, notifier: SystemdNotifier?, logger: Logger) throws {
+    package init(configuration: DaemonConfiguration, backend: LedgerBackend, fleet: FleetDelivery? = nil, notifier: SystemdNotifier?, logger: Logger) throws {
         self.currentConfiguration = Mutex(configuration)
         self.backend = backend
+        self.fleet = fleet
         self.notifier = notifier
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -121,11 +125,13 @@ package actor RoutingDaemon {
         let launcher = HandlerLauncher(socketPath: configuration.socket, flagDirectory: configuration.launchFlagDirectory, activity: activity, logger: logger)
         self.launcher = launcher
         let routingBox = routing
-        self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: activity, logger: logger) { bundle in
+        // In a fleet the fleet's dispatcher hears of subscriptions and acknowledgements too.
+        let observer: any DispatchObserver = fleet.map { FleetDispatchObserver(inner: activity, fleet: $0.dispatcher) } ?? activity
+        self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: observer, logger: logger) { bundle in
             guard let handler = routingBox.snapshot.registry.handler(for: bundle) else { return }
             Task { await launcher.launchIfNeeded(handler) }
         }
-        self.intake = IntakePipeline(configuration: configuration, backend: backend, watcher: watcher, activity: activity, logger: logger)
+        self.intake = IntakePipeline(configuration: configuration, backend: fleet?.backend ?? backend, watcher: watcher, activity: activity, logger: logger)
         self.openBudget = OpenBudget(configuration)
     }
 
@@ -164,8 +170,14 @@ package actor RoutingDaemon {
         } catch {
             logger.warning("the administrator's defaults will be reloaded on SIGHUP only: \(error)")
         }
+        await fleet?.dispatcher.start(routing: { [routing] in routing.snapshot },
+                                      committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
         await intake.start(routing: { [routing] in routing.snapshot },
-                           committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
+                           committed: { [dispatcher, fleet] bundle in
+                               await dispatcher.committed(bundleIdentifier: bundle)
+                               // A document committed to the fleet here may be for a handler subscribed here.
+                               fleet?.dispatcher.wake()
+                           })
         // The socket last: a client that can connect finds everything else in place.
         let server = SocketServer(group: group, responder: self, limits: ConnectionLimits(configuration),
                                   isHandlerUser: { [self] uid in handlerUsers.withLock { $0.uids.contains(uid) } }, logger: logger)
@@ -275,6 +287,9 @@ package actor RoutingDaemon {
                 }
             }
             group.addTask { await self.removeExpiredInboxCopies() }
+            if let fleet {
+                group.addTask { await fleet.dispatcher.run() }
+            }
             group.addTask { [backend, dispatcher] in
                 // What a `--recover-ledger` left for lack of time, measured while the daemon works
                 // (see LedgerBackend.continueRebuild for why it need not come before).
@@ -303,7 +318,9 @@ package actor RoutingDaemon {
         await servers.server.stop()
         await servers.descriptorServer?.stop()
         await dispatcher.acknowledgementsWritten()
+        await fleet?.dispatcher.stop()
         // The last batch's source removals use the inbox folders that stop() closes.
+        await fleet?.backend.settle()
         await backend.settle()
         await intake.stop()
         await watcher.stop()

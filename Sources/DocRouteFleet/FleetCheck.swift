@@ -121,8 +121,10 @@ package struct FleetCheck: Sendable {
                     "SELECT has_table_privilege(\(table), 'SELECT, INSERT, UPDATE, DELETE')", logger: logger)
                 for try await may in allowed.decode(Bool.self) where !may { schema.deniedTables.append(table) }
             }
-            let sequence = try await connection.query("SELECT has_sequence_privilege('history_events_id_seq', 'USAGE')", logger: logger)
-            for try await may in sequence.decode(Bool.self) where !may { schema.deniedTables.append("history_events_id_seq") }
+            for sequence in FleetSchema.sequences {
+                let allowed = try await connection.query("SELECT has_sequence_privilege(\(sequence), 'USAGE')", logger: logger)
+                for try await may in allowed.decode(Bool.self) where !may { schema.deniedTables.append(sequence) }
+            }
         }
         return schema
     }

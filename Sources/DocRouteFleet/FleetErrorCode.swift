@@ -26,6 +26,9 @@ package struct FleetErrorCode: ErrorCodeProtocol {
     package static let schemaNewer = Self("schema-newer")
     /// Any other refusal by the server, with its SQLSTATE.
     package static let database = Self("database")
+    /// A document's bytes could not be read from its source (or the source ended before its size),
+    /// or not written to a claimed copy: the file's problem, not the database's.
+    package static let fileAccess = Self("file-access")
 
     /// `message (code)`.
     package static func describe(_ error: FleetError) -> String { "\(error.message) (\(error.code.rawValue))" }

@@ -10,7 +10,7 @@ import PostgresNIO
 /// is refused rather than written with older assumptions.
 package enum FleetSchema {
     /// The version this docrouted writes and reads.
-    package static let latestVersion = 2
+    package static let latestVersion = 3
 
     /// The advisory lock all hosts migrate under: "docroute" in ASCII, as a bigint.
     package static let migrationLockKey: Int64 = 0x646f_6372_6f75_7465
@@ -92,7 +92,37 @@ package enum FleetSchema {
             """,
             "CREATE INDEX history_events_document ON history_events (document_id, at)",
         ],
+        // 3: what a claiming host needs to write its copy and announce it (the file name is
+        // `documents.name`, the type identifier `documents.type_identifier`), the order deliveries
+        // are claimed in, and whether an acknowledgement was a decline.
+        [
+            """
+            ALTER TABLE documents
+                ADD COLUMN extension_chain text NOT NULL DEFAULT '',
+                ADD COLUMN source_application text NOT NULL DEFAULT '',
+                ADD COLUMN annotation jsonb NOT NULL DEFAULT '{}'
+            """,
+            // Intake commits before its host's membership may have registered it (both start
+            // together, and a host's row may be removed and made again), and a host's row must
+            // be removable while its documents are still owed: the host names stay plain text.
+            "ALTER TABLE documents DROP CONSTRAINT IF EXISTS documents_intake_host_fkey",
+            "ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_claimed_by_fkey",
+            """
+            ALTER TABLE deliveries
+                ADD COLUMN seq bigserial NOT NULL,
+                ADD COLUMN handled boolean
+            """,
+            // The claim: a handler's owed or leased deliveries in commit order.
+            "DROP INDEX IF EXISTS deliveries_claimable",
+            "CREATE INDEX deliveries_claimable ON deliveries (handler, seq) WHERE state IN ('owed', 'claimed')",
+            // Renewing a host's leases, and telling whether every delivery of a document has ended.
+            "CREATE INDEX deliveries_claimed_by ON deliveries (claimed_by) WHERE state = 'claimed'",
+            "CREATE INDEX deliveries_document ON deliveries (document_id)",
+        ],
     ]
+
+    /// The sequences the latest version's tables draw from, which a role needs USAGE on.
+    package static let sequences = ["history_events_id_seq", "deliveries_seq_seq"]
 
     /// What a migration did.
     package struct Migration: Sendable, Hashable {

@@ -1,0 +1,429 @@
+import DocRouteFleet
+import DocRouteIntake
+import DocRouteLedger
+import DocRoutePlatform
+import DocRouteProtocol
+import Foundation
+import Logging
+import NIOPosix
+import SystemPackage
+
+/// Brings the fleet's deliveries to the handlers subscribed on this host: for each, it claims a
+/// few at a time (``FleetQueue/claim(handler:limit:)``), writes each claimed document's bytes into
+/// a scratch file of the state directory, and hands it to this host's own delivery
+/// (``LedgerBackend``) as a ``DocumentDelivery`` with the fleet's delivery id and no source
+/// folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
+/// `launch`/`openURL` and takes the handler's `ack` as for any local document. The `ack` is then
+/// recorded in PostgreSQL (``FleetQueue/acknowledge(_:handled:)``).
+///
+/// The daemon tells it which handlers are subscribed here and what they acknowledge (through the
+/// dispatch observer: ``subscribed(_:)``, ``acknowledged(_:handled:)``, ``disconnected(_:)``).
+/// At most ``window`` claims per handler wait unacknowledged, so a slow host does not hoard
+/// documents other hosts' instances could take. A handler that leaves gives its claims back
+/// (``FleetQueue/release(_:)``). Leases are renewed every third of `lease_seconds`.
+///
+/// It looks for work when PostgreSQL's `NOTIFY` names a handler (``FleetQueue/wakeUps()``), when
+/// a handler subscribes or acknowledges, and otherwise polls, waiting from 1 s doubling to 30 s.
+package actor FleetDispatcher {
+    package static let scratchFolderName = "fleet-copies"
+    /// Claims a handler may hold unacknowledged on this host.
+    package static let defaultWindow = 4
+
+    let queue: FleetQueue
+    let local: LedgerBackend
+    let logger: Logger
+    let lease: Duration
+    let window: Int
+    let scratchPath: FilePath
+    /// Writes and syncs the scratch files, off the cooperative pool.
+    let pool: NIOThreadPool
+    /// The routing snapshot of the moment: a handler's container and the owner of its copies,
+    /// as this host's registry and configuration say.
+    var routing: (@Sendable () -> RoutingSnapshot)?
+    /// Tells the local dispatcher a handler has a new local delivery.
+    var committed: (@Sendable (String) async -> Void)?
+    /// Handlers subscribed on this host, by lowercased bundle identifier, as the manifest spells them.
+    var subscribed: [String: String] = [:]
+    /// Deliveries claimed in this run and not yet acknowledged, with their handler's key.
+    var held: [UUID: String] = [:]
+    /// Acknowledgements not yet recorded in PostgreSQL (`handled`).
+    var acknowledgements: [UUID: Bool] = [:]
+    var acknowledgementWriter: Task<Void, Never>?
+    var scratch: FileDescriptor?
+    var woken = false
+    var waiter: CheckedContinuation<Void, Never>?
+    var stopped = false
+    /// Whether the last claim found PostgreSQL unreachable: said once when it starts, once when it ends.
+    var unreachable = false
+    let started = ContinuousClock.now
+
+    package init(queue: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
+                 window: Int = FleetDispatcher.defaultWindow, logger: Logger) {
+        self.queue = queue
+        self.local = local
+        self.logger = logger
+        self.lease = .seconds(max(1, leaseSeconds))
+        self.window = max(1, window)
+        self.scratchPath = FilePath(stateDirectory).appending(Self.scratchFolderName)
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    deinit {
+        scratch?.closeIgnoringErrors()
+        pool.shutdownGracefully { _ in }
+    }
+
+    /// Takes what it needs from the daemon before ``run()``.
+    package func start(routing: @escaping @Sendable () -> RoutingSnapshot, committed: @escaping @Sendable (String) async -> Void) {
+        self.routing = routing
+        self.committed = committed
+    }
+
+    // MARK: What the dispatch observer tells
+
+    /// A handler subscribed on this host: its deliveries are claimed from now on.
+    package nonisolated func subscribed(_ bundleIdentifier: String) {
+        Task { await self.noteSubscribed(bundleIdentifier) }
+    }
+
+    /// The handler acknowledged (or declined) a delivery on this host.
+    package nonisolated func acknowledged(_ deliveryID: String, handled: Bool) {
+        Task { await self.noteAcknowledged(deliveryID, handled: handled) }
+    }
+
+    /// The handler's connection on this host ended: what it held goes back to the fleet.
+    package nonisolated func disconnected(_ bundleIdentifier: String) {
+        Task { await self.noteDisconnected(bundleIdentifier) }
+    }
+
+    /// Something may be claimable now (a commit on this host, say).
+    package nonisolated func wake() {
+        Task { await self.poke() }
+    }
+
+    func noteSubscribed(_ bundleIdentifier: String) {
+        subscribed[bundleIdentifier.lowercased()] = bundleIdentifier
+        poke()
+    }
+
+    func noteAcknowledged(_ deliveryID: String, handled: Bool) {
+        // Every acknowledgement goes to PostgreSQL, not only those of claims held in this run: a
+        // document copied here before a restart is sent again by the local ledger and acknowledged
+        // now. One the fleet never had (a local `open`) changes nothing there.
+        guard let id = UUID(canonicalText: deliveryID) else { return }
+        held[id] = nil
+        acknowledgements[id] = handled
+        if acknowledgementWriter == nil {
+            acknowledgementWriter = Task { await self.writeAcknowledgements() }
+        }
+        poke()
+    }
+
+    func noteDisconnected(_ bundleIdentifier: String) {
+        let key = bundleIdentifier.lowercased()
+        subscribed[key] = nil
+        let given = held.filter { $0.value == key }.map(\.key)
+        guard !given.isEmpty else { return }
+        for id in given { held[id] = nil }
+        Task {
+            do {
+                try await queue.release(given)
+                logger.info("fleet: deliveries given back, their handler left this host", metadata: ["bundle-id": "\(bundleIdentifier)", "deliveries": "\(given.count)"])
+            } catch {
+                logger.warning("fleet: deliveries could not be given back; their leases run out instead: \(error)", metadata: ["bundle-id": "\(bundleIdentifier)"])
+            }
+        }
+    }
+
+    // MARK: Running
+
+    /// Claims, copies, acknowledges and renews until cancelled (or ``stop()``).
+    package func run() async {
+        openScratchFolder()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [queue] in
+                for await _ in queue.wakeUps() { await self.poke() }
+            }
+            group.addTask { await self.renewLeases() }
+            group.addTask { await self.claimLoop() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Stops claiming; acknowledgements not yet recorded are tried once more.
+    package func stop() async {
+        stopped = true
+        poke()
+        if let writer = acknowledgementWriter {
+            writer.cancel()
+            await writer.value
+        }
+    }
+
+    enum Round { case claimed, idle, failed }
+
+    func claimLoop() async {
+        var backoff: Duration = .seconds(1)
+        while !Task.isCancelled && !stopped {
+            switch await claimRound() {
+            case .claimed:
+                backoff = .seconds(1)
+            case .idle:
+                // Woken by an event (a subscription, an acknowledgement, a NOTIFY), the next poll
+                // starts from a second again: a lease about to run out is looked at soon.
+                let poked = await sleep(upTo: backoff)
+                backoff = poked ? .seconds(1) : min(backoff * 2, .seconds(30))
+            case .failed:
+                await sleep(upTo: backoff)
+                backoff = min(backoff * 2, .seconds(30))
+            }
+        }
+    }
+
+    /// One look at every subscribed handler with room in its window.
+    func claimRound() async -> Round {
+        var claimedAny = false
+        for (key, bundleIdentifier) in subscribed.sorted(by: { $0.key < $1.key }) {
+            let room = window - held.values.count { $0 == key }
+            guard room > 0, !stopped else { continue }
+            let claims: [FleetClaim]
+            do {
+                claims = try await queue.claim(handler: bundleIdentifier, limit: room)
+            } catch {
+                if !unreachable {
+                    unreachable = true
+                    logger.warning("fleet: deliveries cannot be claimed: \(error.message) (\(error.code.rawValue)); trying again by itself, handlers keep what they have")
+                }
+                return .failed
+            }
+            if unreachable {
+                unreachable = false
+                logger.notice("fleet: deliveries are claimed again")
+            }
+            for claim in claims {
+                claimedAny = true
+                await take(claim, key: key)
+            }
+        }
+        return claimedAny ? .claimed : .idle
+    }
+
+    /// A claimed delivery: copied into the sandbox through the local ledger, unless the local
+    /// ledger has it already (copied before a restart, or claimed again after its lease ran out).
+    func take(_ claim: FleetClaim, key: String) async {
+        held[claim.deliveryID] = key
+        let known: LedgerRecord?
+        do {
+            known = try await local.record(deliveryID: claim.deliveryID)
+        } catch {
+            logger.error("fleet: the local ledger could not be read; the delivery goes back to the fleet: \(error)", metadata: ["delivery-id": "\(claim.deliveryID.protocolText)"])
+            await giveBack(claim)
+            return
+        }
+        if let known {
+            switch known.state {
+            case .acknowledged, .declined:
+                // Acknowledged here, and the fleet did not hear of it (a crash in between).
+                noteAcknowledged(claim.deliveryID.protocolText, handled: known.state == .acknowledged)
+            case .committed, .staged:
+                logger.debug("fleet: claimed a delivery this host copied before; not copied again", metadata: [
+                    "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
+                ])
+                await committed?(claim.bundleIdentifier)
+            }
+            return
+        }
+        guard subscribed[key] != nil else {
+            await giveBack(claim)
+            return
+        }
+        do {
+            let finalPath = try await copy(claim)
+            logger.info("fleet: delivery copied from the fleet", metadata: [
+                "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
+                "intake-host": "\(claim.intakeHost)", "original-name": "\(claim.fileName)", "path": "\(finalPath)",
+                "attempt": "\(claim.attempts)",
+            ])
+            await committed?(claim.bundleIdentifier)
+        } catch {
+            logger.error("fleet: a claimed delivery could not be copied into the sandbox; it goes back to the fleet: \(error)", metadata: [
+                "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)", "original-name": "\(claim.fileName)",
+            ])
+            await giveBack(claim)
+        }
+    }
+
+    func giveBack(_ claim: FleetClaim) async {
+        held[claim.deliveryID] = nil
+        do {
+            try await queue.release([claim.deliveryID])
+        } catch {
+            logger.warning("fleet: a delivery could not be given back; its lease runs out instead: \(error.message)", metadata: ["delivery-id": "\(claim.deliveryID.protocolText)"])
+        }
+    }
+
+    /// Writes the claim's bytes to a scratch file (created exclusively, 0600), syncs it, and hands
+    /// it to the local delivery under the claim's delivery id; the scratch file goes afterwards.
+    /// Returns the copy's path in the sandbox.
+    func copy(_ claim: FleetClaim) async throws -> String {
+        guard let snapshot = routing?(), let handler = snapshot.registry.handler(for: claim.bundleIdentifier) else {
+            throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
+        }
+        guard let folder = scratch ?? openScratchFolder() else {
+            throw DeliveryError(code: .io, message: "the scratch folder \(scratchPath.string) cannot be opened")
+        }
+        let name = FilePath.Component(claim.deliveryID.ledgerText + ".copy")!
+        let path = scratchPath.appending(name).string
+        let descriptor = try await pool.runIfActive { try Self.createScratchFile(name, in: folder, path: path) }
+        var handedOver = false
+        defer {
+            if !handedOver { descriptor.closeIgnoringErrors() }
+            _ = try? folder.unlink(name)
+        }
+        try await queue.copyBytes(of: claim.documentID, to: descriptor)
+        let file = try await pool.runIfActive { () throws -> IntakeFile in
+            try DeliveryError.performing("sync", path) { try descriptor.sync() }
+            switch IntakeFile.adopt(descriptor: descriptor.rawValue, maxSize: .max) {
+            case .success(let file): return file
+            case .failure(let refusal): throw DeliveryError(code: .io, message: "\(path): \(refusal)")
+            }
+        }
+        guard file.size == claim.size else {
+            throw DeliveryError(code: .changed, message: "\(path) holds \(file.size) bytes, the fleet's document \(claim.size)")
+        }
+        var delivery = DocumentDelivery(
+            deliveryID: claim.deliveryID, source: file, sourceFolder: nil, sourceName: Array(claim.fileName.utf8), sourcePath: path,
+            containerRoot: snapshot.containerRoot(of: handler), mailbox: claim.mailbox, extensionChain: claim.extensionChain,
+            contentType: claim.contentType, bundleIdentifier: handler.bundleIdentifier, owner: snapshot.copyOwner(of: handler),
+            sourceApplication: claim.sourceApplication, annotation: Self.annotation(claim.annotationJSON), fileName: claim.fileName)
+        delivery.inbox = "fleet host \(claim.intakeHost)"
+        // The local delivery closes the descriptor once the outcome is known.
+        handedOver = true
+        switch await local.deliver([delivery]).first {
+        case .committed(_, let finalPath, _, _)?:
+            return finalPath
+        case .failed(let error)?:
+            throw error
+        case .alreadyDelivered?, nil:
+            throw DeliveryError(code: .io, message: "the local delivery did not commit \(claim.deliveryID.protocolText)")
+        }
+    }
+
+    static func createScratchFile(_ name: FilePath.Component, in folder: FileDescriptor, path: String) throws -> FileDescriptor {
+        // A file of this name is one a crash left, mid-copy: it is made anew.
+        _ = try? folder.unlink(name)
+        return try DeliveryError.performing("create", path) {
+            try folder.open(name, .readWrite, options: [.create, .exclusiveCreate], permissions: 0o600)
+        }
+    }
+
+    /// The extra annotation entries the intake host recorded (a JSON object); none when they
+    /// cannot be read.
+    static func annotation(_ json: String) -> [String: PropertyListValue] {
+        (try? JSONDecoder().decode([String: PropertyListValue].self, from: Data(json.utf8))) ?? [:]
+    }
+
+    /// Creates (0700) and opens the scratch folder, removing what a previous run left in it.
+    @discardableResult
+    func openScratchFolder() -> FileDescriptor? {
+        if let scratch { return scratch }
+        do {
+            let parent = try DeliveryError.performing("open folder", scratchPath.removingLastComponent().string) {
+                try FileDescriptor.openDirectory(atPath: scratchPath.removingLastComponent())
+            }
+            defer { parent.closeIgnoringErrors() }
+            let name = FilePath.Component(Self.scratchFolderName)!
+            try DeliveryError.performing("create folder", scratchPath.string) { try parent.makeDirectory(name, permissions: 0o700) }
+            let folder = try DeliveryError.performing("open folder", scratchPath.string) { try parent.openDirectory(name) }
+            for leftover in (try? folder.directoryNames()) ?? [] { _ = try? folder.unlink(leftover) }
+            scratch = folder
+            return folder
+        } catch {
+            logger.error("fleet: the scratch folder for claimed documents cannot be made; nothing is copied from the fleet: \(error)")
+            return nil
+        }
+    }
+
+    // MARK: Acknowledgements and leases
+
+    /// Records acknowledgements in PostgreSQL until none is left; while it cannot be reached, they
+    /// wait here and are tried again (1 s doubling to 30 s).
+    func writeAcknowledgements() async {
+        defer { acknowledgementWriter = nil }
+        var backoff: Duration = .seconds(1)
+        var failing = false
+        while !acknowledgements.isEmpty {
+            let batch = acknowledgements
+            acknowledgements.removeAll()
+            do {
+                for handled in [true, false] {
+                    let ids = batch.filter { $0.value == handled }.map(\.key)
+                    if !ids.isEmpty { _ = try await queue.acknowledge(ids, handled: handled) }
+                }
+                if failing { logger.notice("fleet: acknowledgements recorded again") }
+                failing = false
+                backoff = .seconds(1)
+            } catch {
+                for (id, handled) in batch where acknowledgements[id] == nil { acknowledgements[id] = handled }
+                if !failing {
+                    logger.warning("fleet: acknowledgements cannot be recorded: \(error.message); kept and tried again", metadata: ["acknowledgements": "\(acknowledgements.count)"])
+                }
+                failing = true
+                if Task.isCancelled { return }
+                guard (try? await Task.sleep(for: backoff)) != nil else { return }
+                backoff = min(backoff * 2, .seconds(30))
+            }
+        }
+    }
+
+    /// Renews this host's leases every third of `lease_seconds`, from the first lease after the
+    /// start on: what this host held before a restart and did not copy runs out then and is
+    /// claimed again (by this host too), instead of being kept for ever.
+    func renewLeases() async {
+        let period = lease / 3
+        while !Task.isCancelled {
+            guard (try? await Task.sleep(for: period)) != nil else { return }
+            guard ContinuousClock.now - started >= lease - period / 2 else { continue }
+            do {
+                _ = try await queue.renewLeases()
+            } catch {
+                logger.debug("fleet: leases not renewed: \(error.message)")
+            }
+        }
+    }
+
+    // MARK: Waiting
+
+    func poke() {
+        woken = true
+        waiter.take()?.resume()
+    }
+
+    /// The wait of ``sleep(upTo:)`` is over without an event.
+    func timeUp() {
+        waiter.take()?.resume()
+    }
+
+    /// Waits until poked or `duration` has passed; true when poked.
+    @discardableResult
+    func sleep(upTo duration: Duration) async -> Bool {
+        if woken || stopped {
+            woken = false
+            return true
+        }
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: duration)) != nil else { return }
+            await self?.timeUp()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { waiter = $0 }
+        } onCancel: {
+            Task { await self.poke() }
+        }
+        timer.cancel()
+        defer { woken = false }
+        return woken
+    }
+}

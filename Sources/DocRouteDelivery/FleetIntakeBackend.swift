@@ -1,0 +1,249 @@
+import DocRouteFleet
+import DocRouteIntake
+import DocRouteLedger
+import DocRoutePlatform
+import Foundation
+import Logging
+import Synchronization
+import SystemPackage
+
+/// The ``DeliveryBackend`` of a host in a fleet (`[fleet]`): an inbox's files go to the fleet's
+/// PostgreSQL database instead of a sandbox of this host, to be copied by whichever host has their
+/// handler subscribed (``FleetDispatcher``).
+///
+/// For a batch of inbox files:
+/// 1. each source's identity (this host, device, inode, size, modification time, path) is looked
+///    up among the sources committed before (``FleetQueue/committedSources(_:)``): one a crash
+///    left in its inbox after its commit is removed, not committed a second time
+///    (``DocumentDeliveryOutcome/alreadyDelivered(deliveryID:)``);
+/// 2. the others are committed with their bytes in one transaction (``FleetQueue/enqueue(_:)``),
+///    each under the delivery id intake gave it;
+/// 3. only then are the sources taken out of their inboxes, as the local delivery does
+///    (``SourceReclaimer``: renamed aside and freed after a `syncfs`, or removed and the inbox
+///    folder synced).
+///
+/// PostgreSQL not answering fails the batch as a retryable ``DeliveryError`` (`ledger`): the
+/// sources stay in their inboxes and intake tries them again with its backoff, as after a full
+/// disk. Packages, mail parts, quarantine, `open` of a client's file and custom-URL deliveries
+/// stay on this host: they go to the ``LedgerBackend`` as without a fleet.
+///
+/// Batches are committed, and their sources removed, in the order they were submitted: each waits
+/// for the one before.
+package final class FleetIntakeBackend: DeliveryBackend {
+    /// This host's own delivery, for everything that stays local and for the sources' removal.
+    package let local: LedgerBackend
+    let queue: FleetQueue
+    /// This host's name in the fleet: part of each source's identity.
+    let hostName: String
+    /// Where the database is, for messages (it holds no password).
+    let databaseAddress: String
+    let logger: Logger
+    /// The last batch handed over: the next one waits for it.
+    let tail = Mutex<Task<Void, Never>?>(nil)
+    /// Whether the last batch found PostgreSQL unreachable: said once when it starts, once when it ends.
+    let unreachable = Mutex(false)
+
+    package init(local: LedgerBackend, queue: FleetQueue, hostName: String, databaseAddress: String, logger: Logger) {
+        self.local = local
+        self.queue = queue
+        self.hostName = hostName
+        self.databaseAddress = databaseAddress
+        self.logger = logger
+    }
+
+    /// Whether a document goes to the fleet: an inbox's plain file. A mail part (its source a
+    /// scratch file) and a client's own file (`open`, kept where it is) stay local.
+    static func goesToFleet(_ document: DocumentDelivery) -> Bool {
+        document.sourceFolder != nil && document.messageID == nil
+    }
+
+    package func submit(_ batch: [DocumentDelivery]) -> DeliveryTicket {
+        let fleetIndices = batch.indices.filter { Self.goesToFleet(batch[$0]) }
+        guard !fleetIndices.isEmpty else { return local.submit(batch) }
+        let localIndices = batch.indices.filter { !Self.goesToFleet(batch[$0]) }
+        let localTicket = localIndices.isEmpty ? nil : local.submit(localIndices.map { batch[$0] })
+        let documents = fleetIndices.map { batch[$0] }
+        let ticket = DeliveryTicket()
+        tail.withLock { tail in
+            let previous = tail
+            tail = Task { [self] in
+                await previous?.value
+                let committed = await commit(documents)
+                // The one place a fleet document's source descriptor is closed (see
+                // ``DeliveryBackend/submit(_:)``): its outcome is known, nothing reads it after this.
+                for document in documents { document.source.closeDescriptor() }
+                let localOutcomes = await localTicket?.outcomes ?? []
+                var outcomes = [DocumentDeliveryOutcome](repeating: .failed(DeliveryError(code: .io, message: "the batch ended without this document; it stays where it is")), count: batch.count)
+                for (position, index) in fleetIndices.enumerated() { outcomes[index] = committed.outcomes[position] }
+                for (position, index) in localIndices.enumerated() where position < localOutcomes.count { outcomes[index] = localOutcomes[position] }
+                ticket.fulfil(outcomes)
+                await removeSources(committed.taken)
+            }
+        }
+        return ticket
+    }
+
+    /// What a batch's commit did: one outcome per document, and the sources to take out of their
+    /// inboxes (committed now or before), with their delivery ids.
+    struct Committed {
+        var outcomes: [DocumentDeliveryOutcome]
+        var taken: [(document: DocumentDelivery, deliveryID: UUID)]
+    }
+
+    /// Steps 1 and 2: the sources committed before are found, the others committed.
+    func commit(_ documents: [DocumentDelivery]) async -> Committed {
+        let identities = documents.map { identity(of: $0) }
+        let earlier: [String: UUID]
+        do {
+            earlier = try await queue.committedSources(identities)
+        } catch {
+            return failed(documents, error)
+        }
+        var outcomes = [DocumentDeliveryOutcome?](repeating: nil, count: documents.count)
+        var taken: [(document: DocumentDelivery, deliveryID: UUID)] = []
+        var fresh: [FleetDocument] = []
+        var freshIndices: [Int] = []
+        var seen: Set<String> = []
+        for (index, document) in documents.enumerated() {
+            if let deliveryID = earlier[identities[index]] {
+                outcomes[index] = .alreadyDelivered(deliveryID: deliveryID.protocolText)
+                taken.append((document, deliveryID))
+                continue
+            }
+            // The same file twice in one batch (queued again while in flight): once is enough; the
+            // second finds the first committed in the next batch, if it is still there.
+            guard seen.insert(identities[index]).inserted else {
+                outcomes[index] = .failed(DeliveryError(code: .changed, message: "\(document.sourcePath) is in this batch twice; it is looked at again"))
+                continue
+            }
+            // A source written to since intake opened it is taken once it is quiet, as locally.
+            if let problem = changed(document) {
+                outcomes[index] = .failed(problem)
+                continue
+            }
+            fresh.append(FleetDocument(
+                deliveryID: document.deliveryID, sourceIdentity: identities[index],
+                fileName: document.fileName ?? InboxNames.display(document.sourceName),
+                contentType: document.contentType, extensionChain: document.extensionChain, mailbox: document.mailbox,
+                bundleIdentifier: document.bundleIdentifier, sourceApplication: document.sourceApplication,
+                annotationJSON: document.annotationJSON ?? "{}", size: document.sourceStatus.size,
+                descriptor: document.sourceDescriptor))
+            freshIndices.append(index)
+        }
+        if !fresh.isEmpty {
+            do {
+                try await queue.enqueue(fresh)
+            } catch {
+                let failure = failed(freshIndices.map { documents[$0] }, error)
+                for (position, index) in freshIndices.enumerated() { outcomes[index] = failure.outcomes[position] }
+                return Committed(outcomes: outcomes.map { $0 ?? .failed(DeliveryError(code: .io, message: "not committed")) }, taken: taken)
+            }
+        }
+        if unreachable.withLock({ state in defer { state = false }; return state }) {
+            logger.notice("fleet: PostgreSQL takes documents again; the files that waited in their inboxes go now", metadata: ["database": "\(databaseAddress)"])
+        }
+        for index in freshIndices {
+            let document = documents[index]
+            outcomes[index] = .committed(deliveryID: document.deliveryID.protocolText, finalPath: "fleet:" + document.deliveryID.protocolText,
+                                         sequence: 0, size: document.sourceStatus.size)
+            taken.append((document, document.deliveryID))
+        }
+        return Committed(outcomes: outcomes.map { $0 ?? .failed(DeliveryError(code: .io, message: "not committed")) }, taken: taken)
+    }
+
+    /// Every document of a batch the database did not take: each stays in its inbox, and intake
+    /// tries it again with its backoff (``DeliveryErrorCode/ledger`` is retryable).
+    func failed(_ documents: [DocumentDelivery], _ error: FleetError) -> Committed {
+        let first = !unreachable.withLock { state in defer { state = true }; return state }
+        if first {
+            logger.error("fleet: documents cannot be committed to PostgreSQL (\(error.code.rawValue)): \(error.message); they stay in their inboxes and are tried again", metadata: [
+                "database": "\(databaseAddress)", "files": "\(documents.count)",
+            ])
+        }
+        let failure = DeliveryError(code: .ledger, message: "the fleet's database did not take the document: \(error.message); it stays in its inbox and is tried again")
+        return Committed(outcomes: Array(repeating: .failed(failure), count: documents.count), taken: [])
+    }
+
+    /// The source's identity in the fleet, from what intake's `fstat` said when it opened it.
+    func identity(of document: DocumentDelivery) -> String {
+        let status = document.sourceStatus
+        return FleetSourceIdentity.text(host: hostName, device: status.device, inode: status.inode, size: status.size,
+                                        modificationNanoseconds: status.modificationTimeNanoseconds, path: document.sourcePath)
+    }
+
+    /// Why a source may not be committed now: changed since it was opened (size or modification
+    /// time), or no longer readable; nil when it is as intake saw it.
+    func changed(_ document: DocumentDelivery) -> DeliveryError? {
+        let expected = document.sourceStatus
+        guard let now = try? document.sourceDescriptor.status() else {
+            return DeliveryError(code: .io, message: "\(document.sourcePath) cannot be inspected again; it is tried again")
+        }
+        guard now.size == expected.size, now.modificationTimeNanoseconds == expected.modificationTimeNanoseconds else {
+            return DeliveryError(code: .changed, message: "\(document.sourcePath) changed since it was opened. \(DeliveryError.advice(for: .changed))")
+        }
+        return nil
+    }
+
+    /// Step 3, on the local delivery's source lane: each committed source is taken out of its
+    /// inbox if its name still holds the very file committed (``SourceReclaimer``). A failure
+    /// leaves the source, which the next look finds committed and removes.
+    func removeSources(_ taken: [(document: DocumentDelivery, deliveryID: UUID)]) async {
+        guard !taken.isEmpty else { return }
+        _ = try? await local.sourcePool.runIfActive { [reclaimer = local.reclaimer, logger] in
+            Self.remove(taken, reclaimer: reclaimer, logger: logger)
+        }
+    }
+
+    static func remove(_ taken: [(document: DocumentDelivery, deliveryID: UUID)], reclaimer: SourceReclaimer, logger: Logger) {
+        var removedIn: [CInt: String] = [:]
+        for (document, deliveryID) in taken where document.sourceFolder != nil {
+            do {
+                let outcome = try reclaimer.takeAside(document.sourceComponent, in: document.sourceDirectory, expected: document.sourceStatus,
+                                                      deliveryID: deliveryID, describing: document.sourcePath)
+                if outcome == .removed { removedIn[document.sourceDirectory.rawValue] = document.sourceFilePath.removingLastComponent().string }
+            } catch {
+                logger.warning("could not remove a source committed to the fleet; it is removed when it is looked at again", metadata: [
+                    "source": "\(document.sourcePath)", "error": "\(error)", "delivery-id": "\(deliveryID.protocolText)",
+                ])
+            }
+        }
+        // Removed at once (no reclaim folder on their file system): durable before this returns.
+        for (folder, path) in removedIn {
+            do {
+                try DeliveryError.performing("sync", path) { try FileDescriptor(rawValue: folder).sync() }
+            } catch {
+                logger.warning("could not sync an inbox folder after removing sources committed to the fleet", metadata: ["folder": "\(path)", "error": "\(error)"])
+            }
+        }
+    }
+
+    package func settle() async {
+        let last = tail.withLock { $0 }
+        await last?.value
+        await local.settle()
+    }
+
+    package func deliverPackage(_ package: PackageDelivery) async -> DocumentDeliveryOutcome {
+        await local.deliverPackage(package)
+    }
+
+    package func vetPackage(name: [UInt8], in folder: Int32, path: String) async -> String? {
+        await local.vetPackage(name: name, in: folder, path: path)
+    }
+
+    package func doneWithPackage(path: String) async {
+        await local.doneWithPackage(path: path)
+    }
+
+    package func quarantine(name: [UInt8], in folder: Int32, mailbox: String, reason: String, origin: String) async throws {
+        try await local.quarantine(name: name, in: folder, mailbox: mailbox, reason: reason, origin: origin)
+    }
+
+    package func deliveredParts(messageID: String, mailbox: String) async throws -> Set<String> {
+        try await local.deliveredParts(messageID: messageID, mailbox: mailbox)
+    }
+
+    package func noteSkipped(_ part: SkippedPart) async {
+        await local.noteSkipped(part)
+    }
+}

@@ -1,0 +1,184 @@
+import DocRoutePlatform
+import Foundation
+import Logging
+import PostgresNIO
+import SystemPackage
+
+extension FleetQueue {
+    /// Claims up to `limit` deliveries for `handler` (owed, or claimed with a lease run out),
+    /// oldest first, skipping rows another host is claiming; the lease is `lease_seconds`.
+    package func claim(handler: String, limit: Int) async throws(FleetError) -> [FleetClaim] {
+        guard limit > 0 else { return [] }
+        let host = hostName
+        let lease = leaseSeconds
+        let logger = logger
+        return try await exclusive("claiming deliveries for \(handler)") { connection in
+            // SKIP LOCKED: two hosts claiming at once each take rows the other has not; a row
+            // another host claimed and committed meanwhile is looked at again (its lease is then
+            // current) and left.
+            let rows = try await connection.query("""
+                UPDATE deliveries AS d
+                SET state = 'claimed', claimed_by = \(host), lease_until = now() + make_interval(secs => \(lease)),
+                    attempts = d.attempts + 1
+                FROM documents AS doc
+                WHERE doc.id = d.document_id AND d.id IN (
+                    SELECT id FROM deliveries
+                    WHERE handler = \(handler) AND document_id IS NOT NULL
+                      AND (state = 'owed' OR (state = 'claimed' AND lease_until < now()))
+                    ORDER BY seq LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
+                RETURNING d.seq, d.id, d.document_id, d.handler, d.mailbox, doc.name, coalesce(doc.type_identifier, ''),
+                          doc.extension_chain, doc.source_application, doc.annotation::text, doc.size, doc.intake_host,
+                          d.attempts::int8
+                """, logger: logger)
+            var claims: [(Int64, FleetClaim)] = []
+            for try await (seq, id, document, handler, mailbox, name, type, chain, application, annotation, size, intake, attempts)
+                in rows.decode((Int64, UUID, UUID, String, String, String, String, String, String, String, Int64, String, Int64).self) {
+                claims.append((seq, FleetClaim(
+                    deliveryID: id, documentID: document, bundleIdentifier: handler, mailbox: mailbox, fileName: name,
+                    contentType: type, extensionChain: chain, sourceApplication: application, annotationJSON: annotation,
+                    size: size, intakeHost: intake, attempts: Int(attempts))))
+            }
+            // RETURNING keeps no order; the claim order is commit order.
+            return claims.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Writes a claimed document's bytes to `descriptor` (`pwrite` from offset 0), a chunk at a
+    /// time; neither syncs nor closes it.
+    package func copyBytes(of documentID: UUID, to descriptor: SystemPackage.FileDescriptor) async throws(FleetError) {
+        let logger = logger
+        try await exclusive("copying document \(documentID) from the fleet") { connection in
+            let sizes = try await connection.query("SELECT size FROM documents WHERE id = \(documentID)", logger: logger)
+            var size: Int64?
+            for try await found in sizes.decode(Int64.self) { size = found }
+            guard let size else {
+                throw FleetError(code: .database, message: "no document \(documentID) in the fleet's database")
+            }
+            var offset: Int64 = 0
+            var index: Int32 = 0
+            // One chunk a query: the whole document is never in memory, whatever the driver buffers.
+            while offset < size {
+                let rows = try await connection.query(
+                    "SELECT bytes FROM document_chunks WHERE document_id = \(documentID) AND chunk_index = \(index)", logger: logger)
+                var chunk: ByteBuffer?
+                for try await bytes in rows.decode(ByteBuffer.self) { chunk = bytes }
+                guard let chunk, chunk.readableBytes > 0 else {
+                    throw FleetError(code: .database, message: """
+                        the bytes of document \(documentID) are gone after byte \(offset) of \(size): every delivery of it \
+                        has ended (acknowledged on some host)
+                        """)
+                }
+                let at = offset
+                do {
+                    try chunk.withUnsafeReadableBytes { bytes throws(Errno) in try descriptor.writeAll(from: bytes, atOffset: at) }
+                } catch {
+                    throw FleetError(code: .fileAccess, message: "writing the copy of document \(documentID) at byte \(at) failed: \(error)", cause: error)
+                }
+                offset += Int64(chunk.readableBytes)
+                index += 1
+            }
+            guard offset == size else {
+                throw FleetError(code: .database, message: "document \(documentID) has \(offset) bytes in its chunks, not its size \(size)")
+            }
+        }
+    }
+
+    /// Renews the lease of every delivery this host holds; returns how many.
+    package func renewLeases() async throws(FleetError) -> Int {
+        let host = hostName
+        let lease = leaseSeconds
+        let logger = logger
+        return try await exclusive("renewing this host's leases") { connection in
+            let rows = try await connection.query("""
+                WITH renewed AS (
+                    UPDATE deliveries SET lease_until = now() + make_interval(secs => \(lease))
+                    WHERE state = 'claimed' AND claimed_by = \(host)
+                    RETURNING 1)
+                SELECT count(*) FROM renewed
+                """, logger: logger)
+            var count: Int64 = 0
+            for try await renewed in rows.decode(Int64.self) { count = renewed }
+            return Int(count)
+        }
+    }
+
+    /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
+    /// whose first acknowledgement this was, each with a `history_events` row. A document's chunks
+    /// are deleted once every delivery of it has ended.
+    package func acknowledge(_ deliveryIDs: [UUID], handled: Bool) async throws(FleetError) -> Set<UUID> {
+        guard !deliveryIDs.isEmpty else { return [] }
+        let host = hostName
+        let logger = logger
+        let event = handled ? "acknowledged" : "declined"
+        return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
+            try await transaction(connection) {
+                // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
+                try await connection.query("SELECT id FROM deliveries WHERE id = ANY(\(deliveryIDs)) ORDER BY id FOR UPDATE", logger: logger)
+                // Any delivery not ended yet ends, whoever holds its lease: the handler has it.
+                let rows = try await connection.query("""
+                    WITH ended AS (
+                        UPDATE deliveries SET state = 'acknowledged', handled = \(handled), acknowledged_at = now(), lease_until = NULL
+                        WHERE id = ANY(\(deliveryIDs)) AND state IN ('owed', 'claimed')
+                        RETURNING id, document_id),
+                    recorded AS (
+                        INSERT INTO history_events (document_id, delivery_id, host, event, detail)
+                        SELECT document_id, id, \(host), \(event), jsonb_build_object('handled', \(handled)) FROM ended)
+                    SELECT id, document_id FROM ended
+                    """, logger: logger)
+                var first: Set<UUID> = []
+                var documents: Set<UUID> = []
+                for try await (id, document) in rows.decode((UUID, UUID?).self) {
+                    first.insert(id)
+                    if let document { documents.insert(document) }
+                }
+                if !documents.isEmpty {
+                    let ids = documents.sorted { $0.uuidString < $1.uuidString }
+                    // The document's row locked first: of two hosts ending its last two deliveries at
+                    // once, the second looks after the first's commit and sees both ended.
+                    try await connection.query("SELECT id FROM documents WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE", logger: logger)
+                    try await connection.query("""
+                        DELETE FROM document_chunks AS c WHERE c.document_id = ANY(\(ids)) AND NOT EXISTS (
+                            SELECT 1 FROM deliveries AS d WHERE d.document_id = c.document_id AND d.state IN ('owed', 'claimed'))
+                        """, logger: logger)
+                }
+                return first
+            }
+        }
+    }
+
+    /// Gives deliveries back to the fleet at once (their handler left this host unacknowledged):
+    /// owed again, claimable by any host without waiting for the lease.
+    package func release(_ deliveryIDs: [UUID]) async throws(FleetError) {
+        guard !deliveryIDs.isEmpty else { return }
+        let host = hostName
+        let logger = logger
+        try await exclusive("giving \(deliveryIDs.count) delivery(ies) back to the fleet") { connection in
+            try await connection.query("""
+                UPDATE deliveries SET state = 'owed', claimed_by = NULL, lease_until = NULL
+                WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                """, logger: logger)
+        }
+    }
+
+    /// Counts per state for `status` and metrics.
+    package func tally() async throws(FleetError) -> FleetTally {
+        let host = hostName
+        let logger = logger
+        return try await exclusive("counting the fleet's deliveries") { connection in
+            let rows = try await connection.query("""
+                SELECT count(*) FILTER (WHERE state = 'owed'),
+                       count(*) FILTER (WHERE state = 'claimed' AND claimed_by = \(host)),
+                       count(*) FILTER (WHERE state = 'claimed' AND claimed_by IS DISTINCT FROM \(host)),
+                       count(*) FILTER (WHERE state = 'acknowledged'),
+                       count(*) FILTER (WHERE state = 'acknowledged' AND handled IS FALSE)
+                FROM deliveries
+                """, logger: logger)
+            var tally = FleetTally()
+            for try await (owed, here, elsewhere, acknowledged, declined) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+                tally = FleetTally(owed: Int(owed), claimedHere: Int(here), claimedElsewhere: Int(elsewhere),
+                                   acknowledged: Int(acknowledged), declined: Int(declined))
+            }
+            return tally
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import DocRouteConfiguration
+import Foundation
+import Logging
+import PostgresNIO
+import SystemPackage
+
+/// The fleet's deliveries in PostgreSQL: what intake commits and what hosts claim.
+///
+/// One connection of its own, made when first needed and made anew after one is lost; each
+/// failure is a ``FleetError`` said by ``FleetDatabase/explain(_:)``, so a caller tells
+/// `unreachable` (wait and try again) from the rest. Calls run one at a time, each to its end:
+/// an actor alone would interleave them at every `await`, and a claim must not run inside an
+/// intake's open transaction. `LISTEN` runs on a second connection (``wakeUps()``).
+package actor FleetQueue {
+    package let database: FleetDatabase
+    package let hostName: String
+    let logger: Logger
+    /// The bytes of a document are kept in chunks of this many bytes (the last one shorter).
+    package static let chunkSize = 1 << 20
+    /// The channel intake notifies, its payload the handler's bundle identifier.
+    package static let channel = "docroute_deliveries"
+
+    var connection: PostgresConnection?
+    /// Whether a call holds the connection; the calls waiting for it, in arrival order.
+    var busy = false
+    var waiting: [CheckedContinuation<Void, Never>] = []
+
+    package init(database: FleetDatabase, hostName: String, logger: Logger) {
+        self.database = database
+        self.hostName = hostName
+        self.logger = logger
+    }
+
+    /// A queue dropped without ``close()`` closes its connection on the way out; the closing
+    /// keeps the connection alive until its channel is shut.
+    deinit {
+        if let connection { Self.close(connection) }
+    }
+
+    /// Closes `connection` without waiting, keeping it until it is closed (PostgresNIO insists
+    /// that a connection is closed before it goes).
+    nonisolated static func close(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// `lease_seconds` from the configuration.
+    var leaseSeconds: Double { Double(database.configuration.leaseSeconds) }
+
+    /// Closes the connection (at shutdown); a later call would make a new one.
+    package func close() async {
+        await acquire()
+        defer { relinquish() }
+        if let connection {
+            self.connection = nil
+            try? await connection.close()
+        }
+    }
+
+    func acquire() async {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            busy = true
+        }
+    }
+
+    /// Hands the connection to the next waiting call (which stays `busy`), or frees it.
+    func relinquish() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+
+    /// Runs `body` alone on the connection (made when there is none); its failure said as a
+    /// ``FleetError`` beginning with `what`. A connection that failed by anything but the server's
+    /// refusal of a statement is closed and dropped: the next call connects again.
+    func exclusive<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(FleetError) -> T {
+        await acquire()
+        defer { relinquish() }
+        let connection: PostgresConnection
+        if let open = self.connection, !open.isClosed {
+            connection = open
+        } else {
+            self.connection = nil
+            do {
+                connection = try await database.connect(logger: logger)
+            } catch {
+                throw FleetError(code: error.code, message: "\(what): \(error.message)", cause: error)
+            }
+            self.connection = connection
+        }
+        do {
+            return try await body(connection)
+        } catch {
+            let refused = (error as? PSQLError)?.code == .server
+            if connection.isClosed || !(refused || error is FleetError) {
+                self.connection = nil
+                Self.close(connection)
+            }
+            let explained = database.explain(error)
+            throw FleetError(code: explained.code, message: "\(what): \(explained.message)", cause: explained)
+        }
+    }
+
+    /// Runs `body` between BEGIN and COMMIT; ROLLBACK when it throws.
+    func transaction<T: Sendable>(_ connection: PostgresConnection, _ body: () async throws -> T) async throws -> T {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let value = try await body()
+            try await connection.query("COMMIT", logger: logger)
+            return value
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}

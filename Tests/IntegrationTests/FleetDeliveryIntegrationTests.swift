@@ -1,0 +1,155 @@
+import DocRouteTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real docrouted hosts in one fleet, against a real PostgreSQL: a file dropped on one host is
+/// delivered on the host where its handler is subscribed, acknowledged there and in the database,
+/// and its source leaves the inbox it was dropped in.
+@Suite(.serialized) struct FleetDeliveryIntegrationTests {
+    static let password = "fleet-pass-7Qx"
+    static let molecules = "com.sunsetlakesoftware.molecules"
+
+    /// A host of the fleet: a harness whose docroute.toml has `[fleet]` with `host_name`.
+    func host(_ name: String, server: PostgresServer, leaseSeconds: Int) throws -> DaemonHarness {
+        let harness = try DaemonHarness(extraConfig: """
+            [fleet]
+            database = "\(server.url(user: "docroute", database: "fleet"))"
+            host_name = "\(name)"
+            password_file = "{PASSWORD_FILE}"
+            lease_seconds = \(leaseSeconds)
+            """)
+        let file = harness.root + "/db-password"
+        try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
+        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
+        return harness
+    }
+
+    /// A molecule file of its own for each `index`: the same type, different bytes.
+    static func document(_ index: Int) -> [UInt8] {
+        Array("HEADER    PROTEIN \(index)\nREMARK   \(UUID().uuidString)\nATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\nEND\n".utf8)
+    }
+
+    /// The real files of a sandbox folder (hidden temporaries left out).
+    static func files(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// Waits until every host named is registered (its schema migrated).
+    func waitForHosts(_ names: [String], server: PostgresServer, harness: DaemonHarness) -> Bool {
+        let expected = names.sorted().joined(separator: ",")
+        return harness.waitUntil(timeout: 45) {
+            (try? server.psql("SELECT string_agg(name, ',' ORDER BY name) FROM hosts", database: "fleet")) == expected
+        }
+    }
+
+    @Test func aFileDroppedOnOneHostIsDeliveredWhereItsHandlerIsSubscribed() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 6)
+        defer { intake.remove() }
+        let delivering = try host("host-b", server: server, leaseSeconds: 6)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))\n\(delivering.daemonLog.suffix(2000))")
+
+        // The handler is subscribed on host B only.
+        let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
+        handler.start()
+        // Stopping twice is harmless: this one is for a test that ends early.
+        defer { _ = handler.stop() }
+        #expect(intake.waitUntil(timeout: 15) { handler.subscriptionCount > 0 }, "the handler did not subscribe on host B")
+
+        for index in 0..<20 {
+            let name = "molecule-\(index).pdb"
+            let bytes = Self.document(index)
+            handler.dropped(name, bytes: bytes)
+            try intake.drop(name, bytes)
+        }
+        let acknowledged = intake.waitUntil(timeout: 90) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\nA:\n\(intake.daemonLog.suffix(3000))\nB:\n\(delivering.daemonLog.suffix(3000))")
+        #expect(intake.waitForInboxDrained(timeout: 30), "host A's inbox still holds files")
+
+        // The database has every delivery acknowledged, under the ids the handler was told.
+        let recorded = intake.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE acknowledged_at IS NOT NULL", database: "fleet")) == "20"
+        }
+        let states = (try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state ORDER BY state", database: "fleet")) ?? "?"
+        #expect(recorded, "deliveries by state: \(states)")
+        let ids = Set(try server.psql("SELECT id FROM deliveries ORDER BY id", database: "fleet").split(separator: "\n").map { $0.lowercased() })
+
+        handler.noteEnd(sandbox: delivering.sandbox(Self.molecules), inbox: intake.inbox, quarantine: intake.quarantine)
+        let history = handler.stop()
+        let problems = history.violations()
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
+        #expect(history.announcements.allSatisfy { $0.type == "openURL" }, "\(history.announcements.map(\.type))")
+        #expect(Set(history.announcements.map { $0.deliveryID.lowercased() }) == ids, "announced ids are not the database's")
+        #expect(history.sandbox.count == 20, "\(history.sandbox.keys.sorted())")
+        // Nothing was copied on the intake host, and nothing quarantined on either.
+        #expect(Self.files(in: intake.sandbox(Self.molecules)).isEmpty, "\(Self.files(in: intake.sandbox(Self.molecules)))")
+        #expect(Self.files(in: intake.quarantine).isEmpty && Self.files(in: delivering.quarantine).isEmpty)
+        #expect(!intake.daemonLog.contains(Self.password) && !delivering.daemonLog.contains(Self.password))
+    }
+
+    @Test func deliveriesHeldByAHostThatDiesGoToAnotherAfterTheLease() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 3)
+        defer { intake.remove() }
+        let dying = try host("host-b", server: server, leaseSeconds: 3)
+        defer { dying.remove() }
+        let taking = try host("host-c", server: server, leaseSeconds: 3)
+        defer { taking.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try dying.start()
+        try taking.start()
+        defer { taking.stop() }
+        #expect(waitForHosts(["host-a", "host-b", "host-c"], server: server, harness: intake))
+
+        // On host B a handler that takes its documents and never acknowledges them.
+        let silent = try LineClient(path: dying.socket, timeout: 5)
+        defer { silent.close() }
+        try silent.send(["type": "subscribe", "id": "silent", "bundleIdentifier": Self.molecules])
+        #expect(silent.readMessage()?["type"] as? String == "subscribed")
+
+        var documents: [String: [UInt8]] = [:]
+        for index in 0..<3 {
+            let name = "held-\(index).pdb"
+            documents[name] = Self.document(index)
+            try intake.drop(name, documents[name]!)
+        }
+        let copied = dying.waitUntil(timeout: 60) { Self.files(in: dying.sandbox(Self.molecules)).count == 3 }
+        #expect(copied, "\(Self.files(in: dying.sandbox(Self.molecules)))\n\(dying.daemonLog.suffix(3000))")
+        #expect(dying.waitUntil(timeout: 15) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE claimed_by = 'host-b' AND acknowledged_at IS NULL", database: "fleet")) == "3"
+        }, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")")
+        dying.crash()
+
+        // Host C's handler gets them once B's leases ran out, under the same delivery ids.
+        let ids = Set(try server.psql("SELECT id FROM deliveries", database: "fleet").split(separator: "\n").map { $0.lowercased() })
+        let handler = HistoryHandler(socket: taking.socket, bundleIdentifier: Self.molecules)
+        for (name, bytes) in documents { handler.dropped(name, bytes: bytes) }
+        handler.start()
+        defer { _ = handler.stop() }
+        let acknowledged = taking.waitUntil(timeout: 90) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\nC:\n\(taking.daemonLog.suffix(3000))")
+        #expect(taking.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE acknowledged_at IS NOT NULL", database: "fleet")) == "3"
+        })
+        handler.noteEnd(sandbox: taking.sandbox(Self.molecules), inbox: intake.inbox, quarantine: intake.quarantine)
+        let history = handler.stop()
+        let problems = history.violations()
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
+        #expect(Set(history.announcements.map { $0.deliveryID.lowercased() }) == ids, "host C was told other ids than B was given")
+        #expect(intake.waitForInboxDrained())
+    }
+}
