@@ -147,8 +147,8 @@ package actor FleetDispatcher {
             }
             group.addTask { await self.renewLeases() }
             group.addTask { await self.claimLoop() }
-            await group.next()
-            group.cancelAll()
+            // Each ends only when the daemon cancels it: a listener that stopped leaves polling.
+            await group.waitForAll()
         }
     }
 

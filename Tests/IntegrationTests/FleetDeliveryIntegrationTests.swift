@@ -38,6 +38,11 @@ import Glibc
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     }
 
+    /// The real files of a sandbox folder with the SHA-256 of each.
+    static func digests(in folder: String) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: files(in: folder).map { ($0, DeliveryHistory.sha256(ofFileAt: folder + "/" + $0) ?? "unreadable") })
+    }
+
     /// Waits until every host named is registered (its schema migrated).
     func waitForHosts(_ names: [String], server: PostgresServer, harness: DaemonHarness) -> Bool {
         let expected = names.sorted().joined(separator: ",")
@@ -129,6 +134,18 @@ import Glibc
         }
         let copied = dying.waitUntil(timeout: 60) { Self.files(in: dying.sandbox(Self.molecules)).count == 3 }
         #expect(copied, "\(Self.files(in: dying.sandbox(Self.molecules)))\n\(dying.daemonLog.suffix(3000))")
+        // What host B's handler was told, with what each named file held as it read the message.
+        var told: [DeliveryHistory.Announcement] = []
+        silent.setTimeout(2)
+        while told.count < 3, let message = silent.readMessage() {
+            guard message["type"] as? String == "openURL", let id = message["deliveryID"] as? String,
+                  let url = (message["url"] as? String).flatMap(URL.init(string:)) else { continue }
+            let name = (message["annotation"] as? [String: Any])?["originalFilename"] as? String ?? ""
+            told.append(.init(type: "openURL", deliveryID: id, path: url.path, originalFilename: name,
+                              observedSHA256: DeliveryHistory.sha256(ofFileAt: url.path), host: "host-b"))
+        }
+        #expect(told.count == 3, "host B's handler was told of \(told.count) documents")
+        let sandboxB = Self.digests(in: dying.sandbox(Self.molecules))
         #expect(dying.waitUntil(timeout: 15) {
             (try? server.psql("SELECT count(*) FROM deliveries WHERE claimed_by = 'host-b' AND acknowledged_at IS NULL", database: "fleet")) == "3"
         }, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")")
@@ -145,11 +162,55 @@ import Glibc
         #expect(taking.waitUntil(timeout: 30) {
             (try? server.psql("SELECT count(*) FROM deliveries WHERE acknowledged_at IS NOT NULL", database: "fleet")) == "3"
         })
+        #expect(intake.waitForInboxDrained())
         handler.noteEnd(sandbox: taking.sandbox(Self.molecules), inbox: intake.inbox, quarantine: intake.quarantine)
-        let history = handler.stop()
+        let seenOnC = handler.stop()
+        #expect(Set(seenOnC.announcements.map { $0.deliveryID.lowercased() }) == ids, "host C was told other ids than B was given")
+
+        // One history of both hosts: each document once in each sandbox, one id, acknowledged once.
+        var history = DeliveryHistory()
+        for (name, bytes) in documents { history.dropped(name, bytes: bytes) }
+        for announcement in told { history.announced(announcement) }
+        for var announcement in seenOnC.announcements {
+            announcement.host = "host-c"
+            history.announced(announcement)
+        }
+        for id in seenOnC.acks { history.acknowledged(id) }
+        history.sandboxes = ["host-b": sandboxB, "host-c": seenOnC.sandbox]
+        history.leftInInbox = seenOnC.leftInInbox
+        history.quarantined = seenOnC.quarantined
         let problems = history.violations()
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
-        #expect(Set(history.announcements.map { $0.deliveryID.lowercased() }) == ids, "host C was told other ids than B was given")
-        #expect(intake.waitForInboxDrained())
+    }
+
+    @Test func aSourceLeftInItsInboxAfterItsCommitIsRemovedNotCommittedAgain() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 6)
+        defer { intake.remove() }
+        // Every rename fails: the sources committed to the fleet cannot be taken out of the inbox,
+        // as if the daemon had died between the commit and the removal.
+        try intake.start(environment: ["DOCROUTE_FAULT": "rename:1+:EIO"])
+        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        let dropped = try intake.drop("kept.pdb", Self.document(1))
+        let committed = intake.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM documents WHERE name = 'kept.pdb'", database: "fleet")) == "1"
+        }
+        #expect(committed, "\(intake.daemonLog.suffix(3000))")
+        #expect(intake.waitUntil(timeout: 15) { intake.daemonLog.contains("could not remove a source committed to the fleet") },
+                "\(intake.daemonLog.suffix(3000))")
+        intake.stop()
+        let left = FileManager.default.fileExists(atPath: dropped)
+        #expect(left, "the source left its inbox although its removal failed")
+
+        // Started again without the fault, the daemon finds the source committed and removes it.
+        try intake.start()
+        defer { intake.stop() }
+        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
+        #expect(intake.daemonLog.contains("source delivered before a crash removed now"), "\(intake.daemonLog.suffix(3000))")
+        let documents = try server.psql("SELECT count(*) FROM documents", database: "fleet")
+        let deliveries = try server.psql("SELECT count(*) FROM deliveries", database: "fleet")
+        #expect(documents == "1" && deliveries == "1", "documents \(documents), deliveries \(deliveries)")
     }
 }
