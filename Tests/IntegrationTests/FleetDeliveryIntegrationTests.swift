@@ -13,14 +13,14 @@ import Glibc
     static let molecules = "com.sunsetlakesoftware.molecules"
 
     /// A host of the fleet: a harness whose docroute.toml has `[fleet]` with `host_name`.
-    func host(_ name: String, server: PostgresServer, leaseSeconds: Int) throws -> DaemonHarness {
+    func host(_ name: String, server: PostgresServer, leaseSeconds: Int, launchCommands: Bool = false) throws -> DaemonHarness {
         let harness = try DaemonHarness(extraConfig: """
             [fleet]
             database = "\(server.url(user: "docroute", database: "fleet"))"
             host_name = "\(name)"
             password_file = "{PASSWORD_FILE}"
             lease_seconds = \(leaseSeconds)
-            """)
+            """, launchCommands: launchCommands)
         let file = harness.root + "/db-password"
         try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
@@ -212,5 +212,22 @@ import Glibc
         let documents = try server.psql("SELECT count(*) FROM documents", database: "fleet")
         let deliveries = try server.psql("SELECT count(*) FROM deliveries", database: "fleet")
         #expect(documents == "1" && deliveries == "1", "documents \(documents), deliveries \(deliveries)")
+    }
+
+    @Test func aFileCommittedToTheFleetLaunchesNoHandlerOnItsIntakeHost() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        // The sample manifests keep their launch commands: a local delivery would launch its handler.
+        let intake = try host("host-a", server: server, leaseSeconds: 6, launchCommands: true)
+        defer { intake.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try intake.drop("unclaimed.pdb", Self.document(7))
+        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
+        usleep(3_000_000)
+        let state = try server.psql("SELECT state FROM deliveries", database: "fleet")
+        #expect(state == "owed", "the delivery is \(state)")
+        #expect(!intake.daemonLog.contains("handler launched"), "\(intake.daemonLog.suffix(3000))")
     }
 }
