@@ -230,4 +230,102 @@ import Glibc
         #expect(state == "owed", "the delivery is \(state)")
         #expect(!intake.daemonLog.contains("handler launched"), "\(intake.daemonLog.suffix(3000))")
     }
+
+    @Test func aHandlerThatLeavesAHostGivesWhatItHeldBackAtOnce() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        // A lease far longer than the test waits: only a release lets host C have them.
+        let intake = try host("host-a", server: server, leaseSeconds: 600)
+        defer { intake.remove() }
+        let leaving = try host("host-b", server: server, leaseSeconds: 600)
+        defer { leaving.remove() }
+        let taking = try host("host-c", server: server, leaseSeconds: 600)
+        defer { taking.remove() }
+        for harness in [intake, leaving, taking] { try harness.start() }
+        defer { for harness in [intake, leaving, taking] { harness.stop() } }
+        #expect(waitForHosts(["host-a", "host-b", "host-c"], server: server, harness: intake))
+
+        let silent = try LineClient(path: leaving.socket, timeout: 5)
+        try silent.send(["type": "subscribe", "id": "silent", "bundleIdentifier": Self.molecules])
+        #expect(silent.readMessage()?["type"] as? String == "subscribed")
+        let handler = HistoryHandler(socket: taking.socket, bundleIdentifier: Self.molecules)
+        defer { _ = handler.stop() }
+        for index in 0..<3 {
+            let name = "given-back-\(index).pdb"
+            let bytes = Self.document(index)
+            handler.dropped(name, bytes: bytes)
+            try intake.drop(name, bytes)
+        }
+        let held = leaving.waitUntil(timeout: 60) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE claimed_by = 'host-b'", database: "fleet")) == "3"
+        }
+        #expect(held, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")\n\(leaving.daemonLog.suffix(3000))")
+        // Host C's handler subscribes; host B's leaves without acknowledging anything.
+        handler.start()
+        #expect(taking.waitUntil(timeout: 15) { handler.subscriptionCount > 0 })
+        silent.close()
+        let acknowledged = taking.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\nB:\n\(leaving.daemonLog.suffix(2000))\nC:\n\(taking.daemonLog.suffix(2000))")
+        #expect(leaving.daemonLog.contains("deliveries given back"), "\(leaving.daemonLog.suffix(3000))")
+        let recorded = taking.waitUntil(timeout: 15) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "3"
+        }
+        #expect(recorded)
+    }
+
+    @Test func aHandlerSubscribedOnTwoHostsGetsEachDocumentOnce() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let first = try host("host-a", server: server, leaseSeconds: 30)
+        defer { first.remove() }
+        let second = try host("host-b", server: server, leaseSeconds: 30)
+        defer { second.remove() }
+        try first.start()
+        defer { first.stop() }
+        try second.start()
+        defer { second.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: first))
+        // Two competing instances of one handler, one on each host; files dropped on both.
+        let onFirst = HistoryHandler(socket: first.socket, bundleIdentifier: Self.molecules)
+        let onSecond = HistoryHandler(socket: second.socket, bundleIdentifier: Self.molecules)
+        onFirst.start()
+        onSecond.start()
+        defer { _ = onFirst.stop(); _ = onSecond.stop() }
+        #expect(first.waitUntil(timeout: 15) { onFirst.subscriptionCount > 0 && onSecond.subscriptionCount > 0 })
+        var documents: [String: [UInt8]] = [:]
+        for index in 0..<24 {
+            let name = "shared-\(index).pdb"
+            documents[name] = Self.document(index)
+            try (index % 2 == 0 ? first : second).drop(name, documents[name]!)
+        }
+        let acknowledged = first.waitUntil(timeout: 90) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "24"
+        }
+        #expect(acknowledged, "\((try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state", database: "fleet")) ?? "?")")
+        #expect(first.waitForInboxDrained() && second.waitForInboxDrained())
+        onFirst.noteEnd(sandbox: first.sandbox(Self.molecules), inbox: first.inbox, quarantine: first.quarantine)
+        onSecond.noteEnd(sandbox: second.sandbox(Self.molecules), inbox: second.inbox, quarantine: second.quarantine)
+        let seenOnFirst = onFirst.stop()
+        let seenOnSecond = onSecond.stop()
+
+        var history = DeliveryHistory()
+        for (name, bytes) in documents { history.dropped(name, bytes: bytes) }
+        for (host, seen) in [("host-a", seenOnFirst), ("host-b", seenOnSecond)] {
+            for var announcement in seen.announcements {
+                announcement.host = host
+                history.announced(announcement)
+            }
+            for id in seen.acks { history.acknowledged(id) }
+            history.sandboxes[host] = seen.sandbox
+            history.leftInInbox += seen.leftInInbox
+            history.quarantined.merge(seen.quarantined) { first, _ in first }
+        }
+        let problems = history.violations()
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
+        // Each delivery went to one instance: the two hosts' sandboxes hold 24 documents together.
+        #expect(seenOnFirst.sandbox.count + seenOnSecond.sandbox.count == 24,
+                "host-a \(seenOnFirst.sandbox.count), host-b \(seenOnSecond.sandbox.count)")
+    }
 }
