@@ -328,4 +328,42 @@ import Glibc
         #expect(seenOnFirst.sandbox.count + seenOnSecond.sandbox.count == 24,
                 "host-a \(seenOnFirst.sandbox.count), host-b \(seenOnSecond.sandbox.count)")
     }
+
+    @Test func acknowledgementsMadeWhilePostgreSQLIsAwayAreRecordedWhenItIsBack() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 30)
+        defer { intake.remove() }
+        let delivering = try host("host-b", server: server, leaseSeconds: 30)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let client = try LineClient(path: delivering.socket, timeout: 30)
+        defer { client.close() }
+        try client.send(["type": "subscribe", "id": "later", "bundleIdentifier": Self.molecules])
+        #expect(client.readMessage()?["type"] as? String == "subscribed")
+        for index in 0..<3 { try intake.drop("later-\(index).pdb", Self.document(index)) }
+        var told: [String] = []
+        while told.count < 3, let message = client.readMessage() {
+            if message["type"] as? String == "openURL", let id = message["deliveryID"] as? String { told.append(id) }
+        }
+        #expect(told.count == 3, "host B's handler was told of \(told.count) documents\n\(delivering.daemonLog.suffix(3000))")
+
+        // The handler acknowledges while the database is away: host B keeps the acknowledgements.
+        try server.pause()
+        for id in told { try client.send(["type": "ack", "deliveryID": id, "handled": true]) }
+        #expect(delivering.waitUntil(timeout: 20) { delivering.daemonLog.contains("acknowledgements cannot be recorded") },
+                "\(delivering.daemonLog.suffix(3000))")
+        try server.start()
+        let recorded = delivering.waitUntil(timeout: 60) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "3"
+        }
+        #expect(recorded, "\((try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state", database: "fleet")) ?? "?")\n\(delivering.daemonLog.suffix(3000))")
+        let ids = Set(try server.psql("SELECT id FROM deliveries WHERE state = 'acknowledged'", database: "fleet").split(separator: "\n").map { $0.lowercased() })
+        #expect(ids == Set(told.map { $0.lowercased() }))
+    }
 }
