@@ -422,14 +422,16 @@ package actor FleetDispatcher {
         }
     }
 
-    /// Renews this host's leases every third of `lease_seconds`, from the first lease after the
-    /// start on: what this host held before a restart and did not copy runs out then and is
-    /// claimed again (by this host too), instead of being kept for ever.
+    /// Renews this host's leases every third of `lease_seconds` while it holds claims of this run,
+    /// from the first lease after the start on: what this host held before a restart, and may not
+    /// have copied, runs out then and is claimed again (by this host too), instead of being kept
+    /// for ever. (``FleetQueue/renewLeases()`` renews every claim of this host's name, a lease run
+    /// out too.)
     func renewLeases() async {
         let period = lease / 3
         while !Task.isCancelled {
             guard (try? await Task.sleep(for: period)) != nil else { return }
-            guard ContinuousClock.now - started >= lease - period / 2 else { continue }
+            guard ContinuousClock.now - started >= lease - period / 2, !held.isEmpty else { continue }
             do {
                 _ = try await queue.renewLeases()
             } catch {

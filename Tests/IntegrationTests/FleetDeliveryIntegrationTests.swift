@@ -366,4 +366,32 @@ import Glibc
         let ids = Set(try server.psql("SELECT id FROM deliveries WHERE state = 'acknowledged'", database: "fleet").split(separator: "\n").map { $0.lowercased() })
         #expect(ids == Set(told.map { $0.lowercased() }))
     }
+
+    @Test func whatAHostClaimedBeforeARestartAndNeverCopiedIsDeliveredAfterItsLease() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 3)
+        defer { intake.remove() }
+        let restarted = try host("host-b", server: server, leaseSeconds: 3)
+        defer { restarted.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try restarted.start()
+        defer { restarted.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let bytes = Self.document(3)
+        try intake.drop("lost-claim.pdb", bytes)
+        #expect(intake.waitForInboxDrained(timeout: 30))
+        // As a host B that claimed it and died before its copy, then came back under its name.
+        _ = try server.psql("UPDATE deliveries SET state = 'claimed', claimed_by = 'host-b', lease_until = now() + interval '2 seconds'", database: "fleet")
+        // Longer than two leases: host B renewing it now would keep it from everyone for ever.
+        usleep(7_000_000)
+        let handler = HistoryHandler(socket: restarted.socket, bundleIdentifier: Self.molecules)
+        handler.dropped("lost-claim.pdb", bytes: bytes)
+        handler.start()
+        defer { _ = handler.stop() }
+        let acknowledged = restarted.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\n\((try? server.psql("SELECT state, claimed_by, lease_until < now() FROM deliveries", database: "fleet")) ?? "?")")
+    }
 }
