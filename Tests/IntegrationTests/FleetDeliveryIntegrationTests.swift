@@ -394,4 +394,28 @@ import Glibc
         let acknowledged = restarted.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
         #expect(acknowledged, "\(handler.snapshot.summary)\n\((try? server.psql("SELECT state, claimed_by, lease_until < now() FROM deliveries", database: "fleet")) ?? "?")")
     }
+
+    @Test func quarantineAndOpenStayOnTheHostWhereTheyArrive() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 30)
+        defer { intake.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        // A file no handler claims is quarantined on this host, as without a fleet.
+        try intake.drop("mystery.zzq", Array("nothing claims this\n".utf8))
+        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
+        #expect(Self.files(in: intake.quarantine + "/Inbox").contains("mystery.zzq"), "\(Self.files(in: intake.quarantine + "/Inbox"))")
+        // `open` of a client's own file is copied into this host's sandbox, through its own ledger.
+        let original = intake.root + "/opened.pdb"
+        try Data(Self.document(5)).write(to: URL(fileURLWithPath: original))
+        let opened = try CtlProcess.run(["open", "--socket", intake.socket, original])
+        #expect(opened.status == 0, "\(opened.error)")
+        let shared = intake.sandbox(Self.molecules, mailbox: "Shared")
+        #expect(Self.files(in: shared) == ["opened.pdb"], "\(Self.files(in: shared))")
+        let rows = try server.psql("SELECT count(*) FROM deliveries", database: "fleet")
+        #expect(rows == "0", "the fleet got \(rows) deliveries")
+    }
 }
