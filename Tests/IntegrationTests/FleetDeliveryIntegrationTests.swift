@@ -418,4 +418,43 @@ import Glibc
         let rows = try server.psql("SELECT count(*) FROM deliveries", database: "fleet")
         #expect(rows == "0", "the fleet got \(rows) deliveries")
     }
+
+    @Test func aDocumentOfSeveralChunksArrivesWhole() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 30)
+        defer { intake.remove() }
+        let delivering = try host("host-b", server: server, leaseSeconds: 30)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
+        handler.start()
+        defer { _ = handler.stop() }
+        #expect(intake.waitUntil(timeout: 15) { handler.subscriptionCount > 0 })
+        // 3.5 MiB: four chunks of the fleet's 1 MiB, the last one short.
+        var generator = SplitMix(seed: 77)
+        var bytes = Self.document(0)
+        while bytes.count < 3_670_016 {
+            bytes += Array("REMARK \(generator.next())\n".utf8)
+        }
+        handler.dropped("large.pdb", bytes: bytes)
+        try intake.drop("large.pdb", bytes)
+        let acknowledged = intake.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\n\(delivering.daemonLog.suffix(3000))")
+        #expect(intake.waitForInboxDrained())
+        handler.noteEnd(sandbox: delivering.sandbox(Self.molecules), inbox: intake.inbox, quarantine: intake.quarantine)
+        let history = handler.stop()
+        let problems = history.violations()
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
+        // Acknowledged everywhere, its bytes are gone from the database.
+        let recorded = intake.waitUntil(timeout: 15) {
+            (try? server.psql("SELECT count(*) FROM document_chunks", database: "fleet")) == "0"
+        }
+        #expect(recorded, "chunks left: \((try? server.psql("SELECT count(*) FROM document_chunks", database: "fleet")) ?? "?")")
+    }
 }
