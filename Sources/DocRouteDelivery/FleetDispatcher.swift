@@ -152,13 +152,19 @@ package actor FleetDispatcher {
         }
     }
 
-    /// Stops claiming; acknowledgements not yet recorded are tried once more.
+    /// Stops claiming; acknowledgements not yet recorded get a few seconds more. One that does not
+    /// make it is found again after a restart: the local ledger has it acknowledged when the
+    /// delivery is claimed again.
     package func stop() async {
         stopped = true
         poke()
         if let writer = acknowledgementWriter {
-            writer.cancel()
+            let deadline = Task {
+                guard (try? await Task.sleep(for: .seconds(5))) != nil else { return }
+                writer.cancel()
+            }
             await writer.value
+            deadline.cancel()
         }
     }
 
