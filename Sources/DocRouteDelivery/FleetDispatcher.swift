@@ -58,6 +58,8 @@ package actor FleetDispatcher {
     var stopped = false
     /// Whether the last claim found PostgreSQL unreachable: said once when it starts, once when it ends.
     var unreachable = false
+    /// The last publication of the handlers subscribed here; each waits for the one before.
+    var subscriptionPublisher: Task<Void, Never>?
     let started = ContinuousClock.now
 
     package init(queue: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
@@ -81,6 +83,8 @@ package actor FleetDispatcher {
     package func start(routing: @escaping @Sendable () -> RoutingSnapshot, committed: @escaping @Sendable (String) async -> Void) {
         self.routing = routing
         self.committed = committed
+        // What an earlier run published is stale: nothing is subscribed on a daemon just started.
+        publishSubscriptions()
     }
 
     // MARK: What the dispatch observer tells
@@ -107,7 +111,24 @@ package actor FleetDispatcher {
 
     func noteSubscribed(_ bundleIdentifier: String) {
         subscribed[bundleIdentifier.lowercased()] = bundleIdentifier
+        publishSubscriptions()
         poke()
+    }
+
+    /// Publishes the handlers subscribed here for other hosts' `status`, in the order the changes
+    /// came; each publication reads the set as it is when it runs, so the last one is current.
+    func publishSubscriptions() {
+        let previous = subscriptionPublisher
+        subscriptionPublisher = Task { [queue, logger] in
+            await previous?.value
+            let names = await self.subscribed.values.sorted()
+            do {
+                try await queue.publishSubscribed(names)
+            } catch {
+                // Only status reads it; the next change, or the next start, publishes again.
+                logger.debug("fleet: the handlers subscribed here could not be published: \(error)")
+            }
+        }
     }
 
     func noteAcknowledged(_ deliveryID: String, handled: Bool) {
@@ -126,6 +147,7 @@ package actor FleetDispatcher {
     func noteDisconnected(_ bundleIdentifier: String) {
         let key = bundleIdentifier.lowercased()
         subscribed[key] = nil
+        publishSubscriptions()
         let given = held.filter { $0.value == key }.map(\.key)
         guard !given.isEmpty else { return }
         for id in given { held[id] = nil }
