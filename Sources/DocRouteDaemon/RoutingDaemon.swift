@@ -298,6 +298,15 @@ package actor RoutingDaemon {
             group.addTask { await self.removeExpiredInboxCopies() }
             if let fleet {
                 group.addTask { await fleet.dispatcher.run() }
+                group.addTask { [activity] in
+                    // The fleet's gauges, read every 15 s: often enough for a scrape interval,
+                    // one short query for the database.
+                    while !Task.isCancelled {
+                        let figures = await fleet.figures()
+                        activity.fleet(reachable: figures.reachable, hosts: figures.hosts, owed: figures.owed)
+                        try? await Task.sleep(for: .seconds(15))
+                    }
+                }
             }
             group.addTask { [backend, dispatcher] in
                 // What a `--recover-ledger` left for lack of time, measured while the daemon works

@@ -36,3 +36,22 @@ extension FleetDelivery {
         }
     }
 }
+
+/// What the metrics take of the fleet, in plain values (Operations does not know the fleet).
+package struct FleetFigures: Sendable {
+    package var reachable: Bool
+    package var hosts: [(name: String, claimed: Int, live: Bool)]
+    package var owed: [String: Int]
+}
+
+extension FleetDelivery {
+    /// The fleet read now, for the metrics.
+    package func figures() async -> FleetFigures {
+        let database = await queue.database
+        let host = await queue.hostName
+        guard let view = try? await FleetView.read(database: database, hostName: host, logger: logger) else {
+            return FleetFigures(reachable: false, hosts: [], owed: [:])
+        }
+        return FleetFigures(reachable: true, hosts: view.hosts.map { ($0.name, $0.claimed, $0.isLive) }, owed: view.owedByHandler)
+    }
+}

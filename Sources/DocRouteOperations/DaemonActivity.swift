@@ -130,6 +130,12 @@ package final class DaemonActivity: Sendable {
         textfile?.changed()
     }
 
+    /// The fleet as this host last read it (see ``DeliveryMetrics/fleet(reachable:hosts:owed:)``).
+    package func fleet(reachable: Bool, hosts: [(name: String, claimed: Int, live: Bool)], owed: [String: Int]) {
+        metrics.fleet(reachable: reachable, hosts: hosts, owed: owed)
+        textfile?.changed()
+    }
+
     /// Delivered sources taken out of their inboxes and not yet freed (see ``SourceReclaimer``).
     package func sourcesToReclaim(_ count: Int) {
         metrics.sourcesToReclaim(count)

@@ -49,6 +49,14 @@ package final class DeliveryMetrics: Sendable {
         package static let ledgerBytes = "docroute_ledger_bytes"
         /// Counter: `open` requests refused with `over-limit`.
         package static let overLimit = "docroute_open_over_limit_total"
+        /// Gauge, with `[fleet]`: 1 while the fleet's database answers, 0 while it does not.
+        package static let fleetReachable = "docroute_fleet_database_reachable"
+        /// Gauge by `host`, with `[fleet]`: deliveries the host holds under a lease.
+        package static let fleetClaimed = "docroute_fleet_claimed"
+        /// Gauge by `host`, with `[fleet]`: 1 while its heartbeat is within its lease.
+        package static let fleetHostLive = "docroute_fleet_host_live"
+        /// Gauge by `handler`, with `[fleet]`: deliveries committed and claimed by no host.
+        package static let fleetOwed = "docroute_fleet_owed"
     }
 
     /// The registry the instruments report to; ``render()`` emits it.
@@ -58,6 +66,8 @@ package final class DeliveryMetrics: Sendable {
 
     /// Instruments already made, by kind, name and labels: each is made once and reused.
     private let instruments = Mutex([InstrumentKey: any AnyObject & Sendable]())
+    /// The hosts and handlers the fleet's gauges were last set for, so one that goes reads 0.
+    private let fleetLabels = Mutex((hosts: Set<String>(), handlers: Set<String>()))
 
     /// Creates the instruments' registry and factory, with latency buckets suited to file delivery
     /// (a few milliseconds for a small durable copy, up to minutes for a slow handler's answer).
@@ -106,6 +116,10 @@ package final class DeliveryMetrics: Sendable {
         Name.acknowledgementLatency: "Seconds from an event sent until the handler acknowledged it, by handler.",
         Name.ledgerBytes: "Bytes the delivery ledger takes on disk (its file, write-ahead log and index).",
         Name.overLimit: "Open requests refused with over-limit: a user's budget per minute, or what a handler or a user may leave unacknowledged.",
+        Name.fleetReachable: "1 while the fleet's PostgreSQL database answers this host, 0 while it does not.",
+        Name.fleetClaimed: "Deliveries each host of the fleet holds under a lease, by host.",
+        Name.fleetHostLive: "1 while a host's heartbeat is within its lease, 0 after, by host.",
+        Name.fleetOwed: "Deliveries committed to the fleet and claimed by no host, by handler.",
     ]
 
     /// Puts a `# HELP name text` line before each family's `# TYPE` line (swift-prometheus writes
@@ -168,6 +182,29 @@ package final class DeliveryMetrics: Sendable {
     /// Bytes the ledger takes on disk.
     package func ledgerBytes(_ bytes: Int64) {
         gauge(Name.ledgerBytes, []).record(bytes)
+    }
+
+    /// The fleet as this host last read it: whether the database answered, and, when it did, each
+    /// host's claims and liveness and what is owed by handler. A host or handler that no longer
+    /// appears reads 0.
+    package func fleet(reachable: Bool, hosts: [(name: String, claimed: Int, live: Bool)], owed: [String: Int]) {
+        gauge(Name.fleetReachable, []).record(reachable ? 1 : 0)
+        guard reachable else { return }
+        let gone = fleetLabels.withLock { last in
+            let now = (hosts: Set(hosts.map(\.name)), handlers: Set(owed.keys))
+            defer { last = now }
+            return (hosts: last.hosts.subtracting(now.hosts), handlers: last.handlers.subtracting(now.handlers))
+        }
+        for host in hosts {
+            gauge(Name.fleetClaimed, [("host", host.name)]).record(Int64(host.claimed))
+            gauge(Name.fleetHostLive, [("host", host.name)]).record(host.live ? 1 : 0)
+        }
+        for (handler, count) in owed { gauge(Name.fleetOwed, [("handler", handler)]).record(Int64(count)) }
+        for host in gone.hosts {
+            gauge(Name.fleetClaimed, [("host", host)]).record(0)
+            gauge(Name.fleetHostLive, [("host", host)]).record(0)
+        }
+        for handler in gone.handlers { gauge(Name.fleetOwed, [("handler", handler)]).record(0) }
     }
 
     /// An `open` request was refused with `over-limit`.

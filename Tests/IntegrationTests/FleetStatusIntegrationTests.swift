@@ -14,6 +14,10 @@ import Testing
         let fleet = FleetDeliveryIntegrationTests()
         let intake = try fleet.host("host-a", server: server, leaseSeconds: 6)
         defer { intake.remove() }
+        let textfile = intake.root + "/docroute.prom"
+        let config = try String(contentsOfFile: intake.configPath, encoding: .utf8)
+        try config.replacingOccurrences(of: "[fleet]", with: "metrics_textfile = \"\(textfile)\"\n\n[fleet]")
+            .write(toFile: intake.configPath, atomically: true, encoding: .utf8)
         let delivering = try fleet.host("host-b", server: server, leaseSeconds: 6)
         defer { delivering.remove() }
         try intake.start()
@@ -55,11 +59,27 @@ import Testing
         #expect(hosts.map { $0["name"] as? String } == ["host-a", "host-b"], "\(json)")
         #expect(hosts.last?["subscribed"] as? [String] == [Self.molecules] && hosts.last?["claimed"] as? Int == 3, "\(json)")
 
+        // The metrics: per host what it holds and whether it lives, per handler what is owed.
+        var samples: [String: Double] = [:]
+        let measured = intake.waitUntil(timeout: 40) {
+            guard let text = try? String(contentsOfFile: textfile, encoding: .utf8), let parsed = try? PrometheusText.parse(text) else { return false }
+            samples = parsed
+            return parsed[#"docroute_fleet_claimed{host="host-b"}"#] == 3
+        }
+        #expect(measured, "\(samples.filter { $0.key.contains("fleet") })")
+        #expect(samples["docroute_fleet_database_reachable"] == 1)
+        #expect(samples[#"docroute_fleet_host_live{host="host-a"}"#] == 1 && samples[#"docroute_fleet_host_live{host="host-b"}"#] == 1)
+        #expect(samples[#"docroute_fleet_claimed{host="host-a"}"#] == 0)
+
         // The database stopped: status still answers, and says so.
         server.stop()
         let gone = try CtlProcess.run(["status", "--socket", intake.socket])
         #expect(gone.status == 0, "\(gone.error)")
         #expect(gone.output.contains("fleet: this host host-a; database ") && gone.output.contains("NOT REACHABLE"), "\(gone.output)")
         #expect(gone.output.contains("files wait in their inboxes"), "\(gone.output)")
+        let unreachable = intake.waitUntil(timeout: 40) {
+            (try? String(contentsOfFile: textfile, encoding: .utf8)).flatMap { try? PrometheusText.parse($0) }?["docroute_fleet_database_reachable"] == 0
+        }
+        #expect(unreachable, "the metrics still say the database answers")
     }
 }
