@@ -103,6 +103,29 @@ extension FleetQueue {
         }
     }
 
+    /// Renews the leases of these deliveries, where this host holds them; returns how many. Only
+    /// what the caller knows it holds: a claim whose answer was lost with the connection, or one
+    /// that could not be given back, runs out and is claimed again, instead of being renewed
+    /// for ever by a host that will never copy it.
+    package func renewLeases(of deliveryIDs: [UUID]) async throws(FleetError) -> Int {
+        guard !deliveryIDs.isEmpty else { return 0 }
+        let host = hostName
+        let lease = leaseSeconds
+        let logger = logger
+        return try await exclusive("renewing \(deliveryIDs.count) lease(s)") { connection in
+            let rows = try await connection.query("""
+                WITH renewed AS (
+                    UPDATE deliveries SET lease_until = now() + make_interval(secs => \(lease))
+                    WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                    RETURNING 1)
+                SELECT count(*) FROM renewed
+                """, logger: logger)
+            var count: Int64 = 0
+            for try await renewed in rows.decode(Int64.self) { count = renewed }
+            return Int(count)
+        }
+    }
+
     /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
     /// whose first acknowledgement this was, each with a `history_events` row. A document's chunks
     /// are deleted once every delivery of it has ended.
