@@ -21,6 +21,13 @@ final class FleetDeadline<T: Sendable>: Sendable {
     /// by itself.
     static func run(within limit: Duration, expired: @escaping @Sendable () -> Void, failure: @escaping @Sendable () -> any Error,
                     _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await run(until: { (try? await Task.sleep(for: limit)) != nil }, expired: expired, failure: failure, body)
+    }
+
+    /// Runs `body` until `expiry` returns true (it returns false when cancelled, once `body` has
+    /// ended); then as ``run(within:expired:failure:_:)`` at its limit.
+    static func run(until expiry: @escaping @Sendable () async -> Bool, expired: @escaping @Sendable () -> Void,
+                    failure: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = FleetDeadline<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -33,7 +40,7 @@ final class FleetDeadline<T: Sendable>: Sendable {
                     }
                 }
                 let timer = Task {
-                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    guard await expiry() else { return }
                     if deadline.end(.failure(failure())) { expired() }
                 }
                 deadline.hold([work, timer])

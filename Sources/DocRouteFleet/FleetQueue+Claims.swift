@@ -74,7 +74,7 @@ extension FleetQueue {
                 } catch {
                     throw FleetError(code: .fileAccess, message: "writing the copy of document \(documentID) at byte \(at) failed: \(error)", cause: error)
                 }
-                watchdog?.touch()
+                self.watchdog?.touch()
                 offset += Int64(chunk.readableBytes)
                 index += 1
             }
@@ -135,7 +135,7 @@ extension FleetQueue {
         let logger = logger
         let event = handled ? "acknowledged" : "declined"
         return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
-            try await transaction(connection) {
+            try await self.transaction(connection) {
                 // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
                 try await connection.query("SELECT id FROM deliveries WHERE id = ANY(\(deliveryIDs)) ORDER BY id FOR UPDATE", logger: logger)
                 // Any delivery not ended yet ends, whoever holds its lease: the handler has it.
