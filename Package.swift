@@ -127,6 +127,8 @@ let package = Package(
             dependencies: [
                 .product(name: "DocRouteErrors", package: "Swift"),
                 "DocRoutePlatform", "DocRouteConfiguration", "DocRouteHandlers",
+                // `status`'s view of the fleet, as the protocol's JSON.
+                .product(name: "DocRouteProtocol", package: "Swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // The descriptors intake's bytes are read from and a claimed copy's are written to.
                 .product(name: "SystemPackage", package: "swift-system"),

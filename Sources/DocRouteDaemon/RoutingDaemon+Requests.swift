@@ -111,6 +111,7 @@ extension RoutingDaemon: RequestResponder {
             "schemes": .object(defaults.schemes.mapValues { .string($0) }),
         ])
         extra["quarantineDirectory"] = .string(configuration.quarantineDirectory)
+        if let fleet { extra["fleet"] = await fleet.status() }
         let restart = keysNeedingRestart.withLock { $0 }
         if !restart.isEmpty { extra["needsRestart"] = .array(restart.map { .string($0) }) }
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)

@@ -1,5 +1,6 @@
 import DocRouteConfiguration
 import DocRouteFleet
+import DocRouteProtocol
 import Foundation
 import Logging
 
@@ -9,11 +10,29 @@ import Logging
 package struct FleetDelivery: Sendable {
     package let backend: FleetIntakeBackend
     package let dispatcher: FleetDispatcher
+    let queue: FleetQueue
+    let logger: Logger
 
     /// Both halves over one ``FleetQueue``, delivering locally through `local`.
     package init(queue: FleetQueue, local: LedgerBackend, configuration: DaemonConfiguration, fleet: FleetConfiguration, logger: Logger) {
+        self.queue = queue
+        self.logger = logger
         backend = FleetIntakeBackend(local: local, queue: queue, hostName: fleet.hostName, databaseAddress: fleet.database.text, logger: logger)
         dispatcher = FleetDispatcher(queue: queue, local: local, stateDirectory: configuration.stateDirectory,
                                      leaseSeconds: fleet.leaseSeconds, logger: logger)
+    }
+}
+
+extension FleetDelivery {
+    /// `status`'s `fleet` object: the hosts, their heartbeats, handlers and claims, and what is
+    /// owed; or, when the database does not answer, that it does not and why.
+    package func status() async -> JSONValue {
+        let database = await queue.database
+        let host = await queue.hostName
+        do {
+            return try await FleetView.read(database: database, hostName: host, logger: logger).json(hostName: host, database: database.address)
+        } catch {
+            return FleetView.json(hostName: host, database: database.address, error: error)
+        }
     }
 }

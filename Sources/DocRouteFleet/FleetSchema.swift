@@ -94,7 +94,8 @@ package enum FleetSchema {
         ],
         // 3: what a claiming host needs to write its copy and announce it (the file name is
         // `documents.name`, the type identifier `documents.type_identifier`), the order deliveries
-        // are claimed in, and whether an acknowledgement was a decline.
+        // are claimed in, whether an acknowledgement was a decline, and what each host has
+        // subscribed.
         [
             """
             ALTER TABLE documents
@@ -118,6 +119,8 @@ package enum FleetSchema {
             // Renewing a host's leases, and telling whether every delivery of a document has ended.
             "CREATE INDEX deliveries_claimed_by ON deliveries (claimed_by) WHERE state = 'claimed'",
             "CREATE INDEX deliveries_document ON deliveries (document_id)",
+            // The handlers subscribed on each host, for `status`.
+            "ALTER TABLE hosts ADD COLUMN subscribed text[] NOT NULL DEFAULT '{}'",
         ],
     ]
 

@@ -1,7 +1,7 @@
 import DocRouteClient
 
 /// The human form of a `status` reply: a headline, a progress bar while a scan or a backlog drain
-/// runs, the handlers, the inboxes and the failed manifests.
+/// runs, the handlers, the inboxes, the fleet's hosts (with `[fleet]`) and the failed manifests.
 struct StatusView {
     let report: StatusReport
     let socketPath: String
@@ -26,6 +26,10 @@ struct StatusView {
         }
         if let restart = report.extra["needsRestart"]?.arrayValue?.compactMap(\.stringValue), !restart.isEmpty {
             lines.append("needs a restart: \(restart.joined(separator: ", ")) changed in the configuration; a reload cannot take them (systemctl restart docroute)")
+        }
+        if let fleet = report.extra["fleet"]?.objectValue {
+            lines.append("")
+            lines += Self.fleetLines(fleet)
         }
         lines.append("")
         let failures = report.extra["failedManifests"].flatMap(\.arrayValue) ?? []
@@ -93,6 +97,38 @@ struct StatusView {
     }
 
     /// The first `shown` names, then how many more.
+    /// The fleet as this host sees it: the database, what is owed, and a row per host.
+    static func fleetLines(_ fleet: [String: JSONValue]) -> [String] {
+        let host = fleet["host"]?.stringValue ?? "?"
+        let database = fleet["database"]?.stringValue ?? "?"
+        guard fleet["reachable"]?.boolValue ?? false else {
+            return ["fleet: this host \(host); database \(database) NOT REACHABLE: \(fleet["error"]?.stringValue ?? "no answer")",
+                    "  files wait in their inboxes until it answers (docrouted --check says why)"]
+        }
+        let owed = fleet["owed"]?.integerValue ?? 0
+        let byHandler = (fleet["owedByHandler"]?.objectValue ?? [:]).compactMap { name, value in value.integerValue.map { "\(name) \(grouped($0))" } }.sorted()
+        var lines = ["fleet: this host \(host); database \(database); owed \(grouped(owed))"
+            + (byHandler.isEmpty ? "" : " (\(byHandler.joined(separator: ", ")))")]
+        var rows = [["HOST", "LAST HEARTBEAT", "CLAIMED", "SUBSCRIBED HANDLERS", "REGISTRY", "VERSION"]]
+        for entry in fleet["hosts"]?.arrayValue ?? [] {
+            guard let row = entry.objectValue else { continue }
+            let name = row["name"]?.stringValue ?? "?"
+            let ago = row["lastHeartbeatSecondsAgo"]?.numberValue
+            let live = row["live"]?.boolValue ?? false
+            let subscribed = row["subscribed"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            rows.append([
+                name == host ? "\(name) (this host)" : name,
+                (ago.map { duration($0) + " ago" } ?? "-") + (live ? "" : ", GONE"),
+                row["claimed"]?.integerValue.map(grouped) ?? "-",
+                subscribed.isEmpty ? "-" : listed(subscribed, shown: 3),
+                (row["registryAgrees"]?.boolValue ?? true) ? "same" : "DIFFERS",
+                row["version"]?.stringValue ?? "-",
+            ])
+        }
+        lines += table(rows).map { "  " + $0 }
+        return lines
+    }
+
     static func listed(_ names: [String], shown: Int) -> String {
         guard names.count > shown else { return names.joined(separator: ", ") }
         return names.prefix(shown).joined(separator: ", ") + ", … (\(grouped(Int64(names.count - shown))) more)"
@@ -181,5 +217,9 @@ extension JSONValue {
 
     var arrayValue: [JSONValue]? {
         if case .array(let value) = self { value } else { nil }
+    }
+
+    var boolValue: Bool? {
+        if case .bool(let value) = self { value } else { nil }
     }
 }

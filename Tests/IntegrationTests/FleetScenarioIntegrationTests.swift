@@ -27,8 +27,11 @@ import Glibc
     static var largeMiB: Int { setting("DOCROUTE_FLEET_LARGE_MIB", default: 64) }
     static var startRaces: Int { setting("DOCROUTE_FLEET_START_RACES", default: 3) }
 
-    /// What each daemon's peak resident memory must stay under while a large document passes.
-    static let residentLimitKiB = 64 * 1024
+    /// How far each daemon's peak resident memory may rise over its start-up peak while a large
+    /// document passes: far less than the document (64 MiB, 1 GiB in the long form), so a daemon
+    /// holding it whole, or a good part of it, fails. The debug build's start-up peak is itself
+    /// 55 to 57 MiB, the release build's lower (docs/BENCHMARKS.md).
+    static let residentGrowthLimitKiB = 16 * 1024
 
     /// A host of the fleet on database `database` of `server`.
     func host(_ name: String, server: PostgresServer, database: String = "fleet", leaseSeconds: Int = 6) throws -> DaemonHarness {
@@ -363,8 +366,8 @@ import Glibc
         }
         #expect(Self.databaseProblems(server, count: 1).isEmpty, "\(Self.databaseProblems(server, count: 1))")
         let figures = "host A \(before.intake ?? -1) KiB after start, \(peakIntake ?? -1) KiB at the end; host B \(before.delivering ?? -1) KiB, \(peakDelivering ?? -1) KiB"
-        #expect((peakIntake ?? .max) < Self.residentLimitKiB, "\(figures)")
-        #expect((peakDelivering ?? .max) < Self.residentLimitKiB, "\(figures)")
+        #expect((peakIntake ?? .max) - (before.intake ?? 0) < Self.residentGrowthLimitKiB, "\(figures)")
+        #expect((peakDelivering ?? .max) - (before.delivering ?? 0) < Self.residentGrowthLimitKiB, "\(figures)")
     }
 
     // MARK: Two hosts migrate an empty database at once

@@ -1,0 +1,65 @@
+import DocRouteTestSupport
+import Foundation
+import Testing
+
+/// `docroutectl status` on a host of a fleet: every host with its heartbeat, the handlers
+/// subscribed on it and what it holds; and, with the database stopped, that it cannot be reached.
+@Suite(.serialized) struct FleetStatusIntegrationTests {
+    static let molecules = FleetDeliveryIntegrationTests.molecules
+
+    @Test func statusShowsEachHostItsHandlersAndTheDatabaseGone() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: FleetDeliveryIntegrationTests.password, database: "fleet")
+        let fleet = FleetDeliveryIntegrationTests()
+        let intake = try fleet.host("host-a", server: server, leaseSeconds: 6)
+        defer { intake.remove() }
+        let delivering = try fleet.host("host-b", server: server, leaseSeconds: 6)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(fleet.waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+
+        // On host B a handler that takes documents and never acknowledges them: B holds its claims.
+        let silent = try LineClient(path: delivering.socket, timeout: 5)
+        defer { silent.close() }
+        try silent.send(["type": "subscribe", "id": "s", "bundleIdentifier": Self.molecules])
+        #expect(silent.readMessage()?["type"] as? String == "subscribed")
+        for index in 0..<3 {
+            try intake.drop("held-\(index).pdb", FleetDeliveryIntegrationTests.document(index))
+        }
+        let copied = delivering.waitUntil(timeout: 60) { FleetDeliveryIntegrationTests.files(in: delivering.sandbox(Self.molecules)).count == 3 }
+        #expect(copied, "\(delivering.daemonLog.suffix(3000))")
+
+        var shown = ""
+        let complete = intake.waitUntil(timeout: 20) {
+            guard let status = try? CtlProcess.run(["status", "--socket", intake.socket]) else { return false }
+            shown = status.output + status.error + "(exit \(String(describing: status.status)))"
+            let hostB = status.output.split(separator: "\n").first { $0.contains("host-b") }.map(String.init) ?? ""
+            return hostB.contains(Self.molecules) && hostB.contains("  3  ")
+        }
+        #expect(complete, "\(shown)\nA:\n\(intake.daemonLog.suffix(3000))")
+        let lines = shown.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("fleet: this host host-a; database ") && $0.contains("owed 0") }, "\(shown)")
+        #expect(lines.contains { $0.contains("HOST") && $0.contains("LAST HEARTBEAT") && $0.contains("SUBSCRIBED HANDLERS") }, "\(shown)")
+        let hostA = lines.first { $0.contains("host-a (this host)") } ?? ""
+        #expect(hostA.contains("ago") && hostA.contains("same") && !hostA.contains("GONE"), "\(shown)")
+
+        let json = try CtlProcess.run(["status", "--socket", intake.socket, "--json"]).output
+        let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]
+        let view = report["fleet"] as? [String: Any] ?? [:]
+        #expect(view["reachable"] as? Bool == true && view["host"] as? String == "host-a", "\(json)")
+        let hosts = view["hosts"] as? [[String: Any]] ?? []
+        #expect(hosts.map { $0["name"] as? String } == ["host-a", "host-b"], "\(json)")
+        #expect(hosts.last?["subscribed"] as? [String] == [Self.molecules] && hosts.last?["claimed"] as? Int == 3, "\(json)")
+
+        // The database stopped: status still answers, and says so.
+        server.stop()
+        let gone = try CtlProcess.run(["status", "--socket", intake.socket])
+        #expect(gone.status == 0, "\(gone.error)")
+        #expect(gone.output.contains("fleet: this host host-a; database ") && gone.output.contains("NOT REACHABLE"), "\(gone.output)")
+        #expect(gone.output.contains("files wait in their inboxes"), "\(gone.output)")
+    }
+}
