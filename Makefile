@@ -125,7 +125,9 @@ fuzz-smoke: deps
 # 1 GiB sparse file opened three times as nobody; 200 URLs of 1 MB and 5,000 of 8,000 bytes as nobody;
 # the I/O fault tests (docs/TESTING.md): 24 rounds of strace faults with a restart after each
 # (DOCROUTE_FAULT_SEED=<printed seed> replays one), five libfiu runs, and the DOCROUTE_FAULT sweep
-# of every kind of call until N passes the last call.
+# of every kind of call until N passes the last call; the fleet's: 10,000 files shared by two handler
+# hosts, 3,000 around a PostgreSQL restart, a 1 GiB document in bounded memory, 20 empty databases
+# raced for by two hosts.
 chaos: deps
 	$(SWIFT) build --build-tests
 	DOCROUTE_CRASH_FILES=20000 DOCROUTE_CRASH_RESTARTS=10 $(SWIFT) test --skip-build --filter killedAtRandomMoments
@@ -145,6 +147,10 @@ chaos: deps
 	DOCROUTE_FIU_ROUNDS=5 DOCROUTE_FIU_FILES=24 DOCROUTE_FIU_SECONDS=15 $(SWIFT) test --skip-build --filter randomLibfiuFaultsNeverAnnounceAMissingOrIncompleteFile
 	DOCROUTE_FAULT_SWEEP_KINDS=open,read,write,copy,fsync,rename,unlink DOCROUTE_FAULT_SWEEP_LIMIT=400 DOCROUTE_FAULT_SWEEP_FILES=6 \
 		$(SWIFT) test --skip-build --filter theNthCallOfEachKindFailingLosesAndDoublesNothing
+	DOCROUTE_FLEET_BURST_FILES=10000 $(SWIFT) test --skip-build --filter twoHandlerHostsShareABurstAndEachDocumentIsDeliveredOnce
+	DOCROUTE_FLEET_RESTART_FILES=3000 $(SWIFT) test --skip-build --filter postgreSQLStoppedMidBurstLosesAndDoublesNothing
+	DOCROUTE_FLEET_LARGE_MIB=1024 $(SWIFT) test --skip-build --filter aLargeDocumentCrossesTheFleetInBoundedMemory
+	DOCROUTE_FLEET_START_RACES=20 $(SWIFT) test --skip-build --filter twoHostsStartingOnAnEmptyDatabaseMigrateItOnce
 
 # The Debian package, built by dpkg-buildpackage and debhelper from debian/ and checked by lintian
 # (scripts/build-deb.sh). The static release build lives where the container test keeps its own

@@ -453,18 +453,19 @@ package actor FleetDispatcher {
         }
     }
 
-    /// Renews this host's leases every third of `lease_seconds` while it holds claims of this run,
-    /// from the first lease after the start on: what this host held before a restart, and may not
-    /// have copied, runs out then and is claimed again (by this host too), instead of being kept
-    /// for ever. (``FleetQueue/renewLeases()`` renews every claim of this host's name, a lease run
-    /// out too.)
+    /// Renews the leases of the claims this run holds every third of `lease_seconds`, from the
+    /// first lease after the start on: what this host held before a restart, or claimed without
+    /// hearing the answer, runs out and is claimed again (by this host too), instead of being
+    /// kept for ever.
     func renewLeases() async {
         let period = lease / 3
         while !Task.isCancelled {
             guard (try? await Task.sleep(for: period)) != nil else { return }
             guard ContinuousClock.now - started >= lease - period / 2, !held.isEmpty else { continue }
             do {
-                _ = try await queue.renewLeases()
+                // Only the claims this run holds: one lost on the way (its answer cut off with the
+                // connection, or not given back) runs out and goes to whichever host claims next.
+                _ = try await queue.renewLeases(of: Array(held.keys))
             } catch {
                 logger.debug("fleet: leases not renewed: \(error.message)")
             }

@@ -48,10 +48,11 @@ package struct FleetMembership: Sendable {
                     try await beat(connection)
                 }
             } catch is CancellationError {
-                try? await connection.close()
+                FleetQueue.close(connection)
                 return
             } catch {
-                try? await connection.close()
+                // Not waited for: closing a connection the server cut off may never finish.
+                FleetQueue.close(connection)
                 if Task.isCancelled { return }
                 failures += 1
                 guard await wait(after: database.explain(error), failures: failures, backoff: &backoff) else { return }
@@ -117,24 +118,15 @@ package struct FleetMembership: Sendable {
     }
 
     /// Runs `body`, failing it as `unreachable` when it takes longer than a lease: a server cut
-    /// off by the network answers nothing, so the connection is closed (which ends `body`) and
-    /// made anew.
+    /// off by the network answers nothing, so the connection is closed and made anew. The call
+    /// ends then without waiting for `body` (``FleetDeadline``): a query on a connection the
+    /// server closed while it was idle may never end, even once the connection is closed.
     func withLease<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let lease = self.lease
         let address = database.address
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: lease)
-                connection.close().whenComplete { _ in }
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw FleetError(code: .unreachable, message: "PostgreSQL at \(address) did not answer within lease_seconds (\(lease.components.seconds) s)")
-            }
-            return value
-        }
+        return try await FleetDeadline<T>.run(within: lease, expired: { FleetQueue.close(connection) }, failure: {
+            FleetError(code: .unreachable, message: "PostgreSQL at \(address) did not answer within lease_seconds (\(lease.components.seconds) s)")
+        }, body)
     }
 }
 

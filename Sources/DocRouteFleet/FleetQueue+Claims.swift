@@ -74,7 +74,7 @@ extension FleetQueue {
                 } catch {
                     throw FleetError(code: .fileAccess, message: "writing the copy of document \(documentID) at byte \(at) failed: \(error)", cause: error)
                 }
-                watchdog?.touch()
+                self.watchdog?.touch()
                 offset += Int64(chunk.readableBytes)
                 index += 1
             }
@@ -103,6 +103,29 @@ extension FleetQueue {
         }
     }
 
+    /// Renews the leases of these deliveries, where this host holds them; returns how many. Only
+    /// what the caller knows it holds: a claim whose answer was lost with the connection, or one
+    /// that could not be given back, runs out and is claimed again, instead of being renewed
+    /// for ever by a host that will never copy it.
+    package func renewLeases(of deliveryIDs: [UUID]) async throws(FleetError) -> Int {
+        guard !deliveryIDs.isEmpty else { return 0 }
+        let host = hostName
+        let lease = leaseSeconds
+        let logger = logger
+        return try await exclusive("renewing \(deliveryIDs.count) lease(s)") { connection in
+            let rows = try await connection.query("""
+                WITH renewed AS (
+                    UPDATE deliveries SET lease_until = now() + make_interval(secs => \(lease))
+                    WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                    RETURNING 1)
+                SELECT count(*) FROM renewed
+                """, logger: logger)
+            var count: Int64 = 0
+            for try await renewed in rows.decode(Int64.self) { count = renewed }
+            return Int(count)
+        }
+    }
+
     /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
     /// whose first acknowledgement this was, each with a `history_events` row. A document's chunks
     /// are deleted once every delivery of it has ended.
@@ -112,7 +135,7 @@ extension FleetQueue {
         let logger = logger
         let event = handled ? "acknowledged" : "declined"
         return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
-            try await transaction(connection) {
+            try await self.transaction(connection) {
                 // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
                 try await connection.query("SELECT id FROM deliveries WHERE id = ANY(\(deliveryIDs)) ORDER BY id FOR UPDATE", logger: logger)
                 // Any delivery not ended yet ends, whoever holds its lease: the handler has it.

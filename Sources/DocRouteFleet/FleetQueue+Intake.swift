@@ -17,7 +17,7 @@ extension FleetQueue {
         let host = hostName
         let logger = logger
         let written = try await exclusive("committing \(documents.count) document(s) to the fleet") { connection in
-            try await transaction(connection) {
+            try await self.transaction(connection) {
                 var handlers: Set<String> = []
                 var chunk = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
                 var written = 0
@@ -37,7 +37,7 @@ extension FleetQueue {
                         logger.debug("fleet: source committed before; its delivery stays", metadata: ["source": "\(document.sourceIdentity)"])
                         continue
                     }
-                    try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, watchdog: watchdog, logger: logger)
+                    try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, watchdog: self.watchdog, logger: logger)
                     try await connection.query("""
                         INSERT INTO deliveries (id, document_id, handler, mailbox)
                         VALUES (\(document.deliveryID), \(documentID), \(document.bundleIdentifier), \(document.mailbox))

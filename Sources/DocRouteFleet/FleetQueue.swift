@@ -83,7 +83,7 @@ package actor FleetQueue {
     /// ``FleetError`` beginning with `what`. A connection that failed by anything but the server's
     /// refusal of a statement is closed and dropped: the next call connects again. A call on
     /// which nothing moves for ``stallLimit`` is `unreachable` (``FleetQueueWatchdog``).
-    func exclusive<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(FleetError) -> T {
+    func exclusive<T: Sendable>(_ what: String, _ body: @escaping (PostgresConnection) async throws -> T) async throws(FleetError) -> T {
         await acquire()
         defer { relinquish() }
         let connection: PostgresConnection
@@ -100,13 +100,28 @@ package actor FleetQueue {
         }
         let watchdog = FleetQueueWatchdog(limit: stallLimit)
         self.watchdog = watchdog
-        let watching = Task { await watchdog.watch(connection) }
+        // The body runs on this actor as before, in a task of its own: when the watchdog fires, the
+        // call ends at once (``FleetDeadline``). A query sent on a connection the server cut off
+        // while it was idle may never end, even once the connection is closed, and every later
+        // call would wait behind it.
+        nonisolated(unsafe) let work = body
+        let running = Task { [self] () async throws -> T in
+            _ = self.hostName
+            return try await work(connection)
+        }
         defer {
-            watching.cancel()
+            running.cancel()
             self.watchdog = nil
         }
         do {
-            return try await body(connection)
+            return try await FleetDeadline<T>.run(until: {
+                await watchdog.watch(connection)
+                return watchdog.hasFired
+            }, expired: {}, failure: {
+                FleetError(code: .unreachable, message: "the watchdog closed the connection")
+            }) {
+                try await running.value
+            }
         } catch {
             if watchdog.hasFired {
                 self.connection = nil

@@ -76,6 +76,11 @@ public struct DeliveryHistory: Sendable {
         drops.append(Drop(name: name, sha256: Self.sha256(bytes)))
     }
 
+    /// A file dropped whose digest the test computed itself (one too large to hold in memory).
+    public mutating func dropped(_ name: String, sha256: String) {
+        drops.append(Drop(name: name, sha256: sha256))
+    }
+
     public mutating func announced(_ announcement: Announcement) {
         announcements.append(announcement)
     }
@@ -93,9 +98,24 @@ public struct DeliveryHistory: Sendable {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// SHA-256 of the file at `path` now, or `nil` if it cannot be read.
+    /// SHA-256 of the file at `path` now, or `nil` if it cannot be read; read 1 MiB at a time, so
+    /// a document of gigabytes is never whole in the test's memory.
     public static func sha256(ofFileAt path: String) -> String? {
-        FileManager.default.contents(atPath: path).map { sha256($0) }
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        var hash = SHA256()
+        while true {
+            let block: Data?
+            do {
+                block = try file.read(upToCount: 1 << 20)
+            } catch {
+                return nil
+            }
+            // Foundation says the end with nil or with no bytes.
+            guard let block, !block.isEmpty else { break }
+            hash.update(data: block)
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     /// Every promise broken, in words; empty when the history is sound.
