@@ -58,7 +58,8 @@ release: deps
 	$(SWIFT) build -c release
 
 run: build
-	@BIN_DIR="$(BIN_DEBUG)" scripts/make-run-config.sh "$(RUN_ROOT)"
+	@BIN_DIR="$(BIN_DEBUG)" FLEET_DATABASE="$(FLEET_DATABASE)" FLEET_HOST="$(FLEET_HOST)" FLEET_PASSWORD_FILE="$(FLEET_PASSWORD_FILE)" \
+		scripts/make-run-config.sh "$(RUN_ROOT)"
 	@PATH="$(BIN_DEBUG):$$PATH" exec $(BIN_DEBUG)/docrouted --config "$(RUN_ROOT)/docroute.toml"
 
 # The man pages as they are installed, readable from the checkout: man -l .build/man/docroutectl.1
@@ -152,13 +153,12 @@ DEB_SCRATCH_PATH ?= $(CURDIR)/.build-container/swift-build
 deb: deps
 	DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/build-deb.sh "$(CURDIR)"
 
-# Binaries with the Swift runtime linked statically (they run without a Swift toolchain installed);
-# man pages from swift-argument-parser's generate-manual tool, built beside them, plus the
-# hand-written sections in docs/man.
+# The binaries the package ships (scripts/release-build.sh: the Swift runtime linked statically, so
+# they run without a Swift toolchain installed; hardened and lean linking); man pages from
+# swift-argument-parser's generate-manual tool, built beside them, plus the hand-written sections
+# in docs/man.
 install: run-deps
-	$(SWIFT) build -c release --static-swift-stdlib
-	$(SWIFT) build -c release --static-swift-stdlib --product generate-manual
-	scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$($(SWIFT) build -c release --show-bin-path)"
+	bindir=$$(SWIFT="$(SWIFT)" scripts/release-build.sh) && scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$bindir"
 
 # 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
 # figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.

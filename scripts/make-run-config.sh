@@ -4,6 +4,11 @@
 # ROOT/docroute.toml is the user's: it is kept (remove it to get the shipped one again).
 # Then prints the handlers (with BIN_DIR's docroutectl), where to drop files, and last the
 # lines to paste into a second terminal: `make run` starts docrouted right after them.
+#
+# With FLEET_DATABASE (a postgresql:// URL) a new configuration gets a [fleet] table: host name
+# FLEET_HOST (default: the machine's name), password from FLEET_PASSWORD_FILE when set. Two
+# roots (RUN_ROOT=…) with two host names make a fleet of two on one machine (README, "Running a
+# fleet").
 set -euo pipefail
 root=${1:?usage: make-run-config.sh ROOT}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +28,19 @@ else
       -e "s#\"/var/spool/docroute/quarantine#\"$root/spool/quarantine#" \
       -e "/^launch_flag_directory/d" \
       "$here/config/docroute.toml" > "$root/docroute.toml"
-  echo "configuration: $root/docroute.toml (written from config/docroute.toml)"
+  if [ -n "${FLEET_DATABASE:-}" ]; then
+    {
+      echo
+      echo "[fleet]"
+      echo "database = \"$FLEET_DATABASE\""
+      [ -z "${FLEET_HOST:-}" ] || echo "host_name = \"$FLEET_HOST\""
+      [ -z "${FLEET_PASSWORD_FILE:-}" ] || echo "password_file = \"$FLEET_PASSWORD_FILE\""
+    } >> "$root/docroute.toml"
+  fi
+  echo "configuration: $root/docroute.toml (written from config/docroute.toml${FLEET_DATABASE:+, with [fleet]})"
+fi
+if [ -n "${FLEET_DATABASE:-}" ] && ! grep -q '^\[fleet\]' "$root/docroute.toml"; then
+  echo "warning: FLEET_DATABASE is set but the kept $root/docroute.toml has no [fleet] table; remove it to have one written" >&2
 fi
 bin=$(cd "${BIN_DIR:-$here/.build/debug}" 2>/dev/null && pwd || echo "$here/.build/debug")
 if [ -x "$bin/docroutectl" ]; then

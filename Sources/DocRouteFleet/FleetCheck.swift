@@ -3,14 +3,18 @@ import Logging
 import PostgresNIO
 
 /// What `docrouted --check` says of `[fleet]`: the password file, the connection, the schema's
-/// version and what the role may do with it. Nothing is written to the database.
+/// version and what the role may do with it, and the hosts whose handler registries differ from
+/// this one's. Nothing is written to the database.
 package struct FleetCheck: Sendable {
     package let configuration: FleetConfiguration
     package let environment: [String: String]
+    /// This host as it would register (its handlers as loaded now); nil leaves the registries unchecked.
+    package let host: FleetHost?
 
-    package init(configuration: FleetConfiguration, environment: [String: String]) {
+    package init(configuration: FleetConfiguration, environment: [String: String], host: FleetHost? = nil) {
         self.configuration = configuration
         self.environment = environment
+        self.host = host
     }
 
     /// Every finding, in the order the daemon meets them at start.
@@ -30,14 +34,35 @@ package struct FleetCheck: Sendable {
             return findings + [failed(error)]
         }
         do throws(FleetError) {
-            let schema = try await database.withConnection(logger: logger) { connection in
-                try await Self.inspect(connection, logger: logger)
+            let host = self.host
+            let (schema, agreement) = try await database.withConnection(logger: logger) { connection in
+                let schema = try await Self.inspect(connection, logger: logger)
+                guard let host, schema.version >= 1, schema.version <= FleetSchema.latestVersion else { return (schema, FleetRegistryAgreement?.none) }
+                return (schema, FleetRegistryAgreement(host: host, peers: try await FleetRegistryAgreement.peers(of: host.name, on: connection, logger: logger)))
             }
             findings.append(.init(severity: .ok, subject: subject, message: "connected to \(database.address) as \(configuration.database.user)"))
             findings.append(contentsOf: schema.findings(subject: subject, user: configuration.database.user))
+            if let agreement {
+                findings.append(contentsOf: Self.findings(agreement, subject: subject))
+            }
         } catch {
             findings.append(failed(error))
         }
+        return findings
+    }
+
+    /// One line for the registries that agree, one warning per host whose registry differs.
+    static func findings(_ agreement: FleetRegistryAgreement, subject: String) -> [ConfigurationCheck.Finding] {
+        let differences = agreement.differences
+        let agreeing = agreement.peers.count - differences.count
+        var findings: [ConfigurationCheck.Finding] = []
+        if agreement.peers.isEmpty {
+            findings.append(.init(severity: .ok, subject: subject, message: "no other host registered yet"))
+        } else if agreeing > 0 {
+            findings.append(.init(severity: .ok, subject: subject, message:
+                "\(agreeing) other host\(agreeing == 1 ? "" : "s") load\(agreeing == 1 ? "s" : "") the same \(agreement.host.bundleIdentifiers.count) handlers as this one"))
+        }
+        findings += differences.map { .init(severity: .warning, subject: subject, message: $0.description) }
         return findings
     }
 

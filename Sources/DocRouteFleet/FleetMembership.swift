@@ -85,6 +85,10 @@ package struct FleetMembership: Sendable {
             "host": "\(host.name)", "database": "\(database.address)", "schema": "\(migration.to)",
             "handlers": "\(host.bundleIdentifiers.count)", "heartbeat-seconds": "\(database.configuration.heartbeatSeconds)",
         ])
+        let peers = try await withLease(connection) { try await FleetRegistryAgreement.peers(of: host.name, on: connection, logger: logger) }
+        for difference in FleetRegistryAgreement(host: host, peers: peers).differences {
+            logger.warning("fleet: \(difference.description)", metadata: ["host": "\(host.name)", "other-host": "\(difference.host)"])
+        }
     }
 
     func register(_ connection: PostgresConnection) async throws {

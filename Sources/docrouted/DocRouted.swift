@@ -236,7 +236,8 @@ extension DocRouted {
         if let fleet = configuration.fleet {
             // The driver's own lines would come between the findings: only the findings are said.
             let quiet = Logger(label: "docrouted.check", factory: { _ in SwiftLogNoOpLogHandler() })
-            findings += await FleetCheck(configuration: fleet, environment: ProcessInfo.processInfo.environment).run(logger: quiet)
+            findings += await FleetCheck(configuration: fleet, environment: ProcessInfo.processInfo.environment,
+                                         host: .loading(configuration, fleet: fleet)).run(logger: quiet)
         }
         for finding in findings { print(finding.description) }
         let fatal = findings.filter { $0.severity == .fatal }.count

@@ -107,4 +107,42 @@ struct DeliveryHistoryTests {
         history.quarantined = ["Inbox/c.pdb": "not delivered: it is a symbolic link"]
         #expect(history.violations() == ["quarantined: Inbox/c.pdb (not delivered: it is a symbolic link)"])
     }
+
+    /// In a fleet: the delivery of b.pdb went to host B, whose lease ran out; host C announced it
+    /// again under the same id and both hold a copy. At least once, so sound.
+    static func fleetHistory() -> DeliveryHistory {
+        var history = DeliveryHistory()
+        history.dropped("a.pdb", bytes: first)
+        history.dropped("b.pdb", bytes: second)
+        history.announced(.init(type: "openURL", deliveryID: "id-a", path: sandbox + "/a.pdb", originalFilename: "a.pdb",
+                                observedSHA256: DeliveryHistory.sha256(first), host: "B"))
+        history.acknowledged("id-a")
+        history.announced(.init(type: "openURL", deliveryID: "id-b", path: sandbox + "/b.pdb", originalFilename: "b.pdb",
+                                observedSHA256: DeliveryHistory.sha256(second), host: "B"))
+        history.announced(.init(type: "openURL", deliveryID: "id-b", path: sandbox + "/b.pdb", originalFilename: "b.pdb",
+                                observedSHA256: DeliveryHistory.sha256(second), host: "C"))
+        history.acknowledged("id-b")
+        history.sandboxes = ["B": ["a.pdb": DeliveryHistory.sha256(first), "b.pdb": DeliveryHistory.sha256(second)],
+                             "C": ["b.pdb": DeliveryHistory.sha256(second)]]
+        return history
+    }
+
+    @Test func aFleetRedeliveryOnAnotherHostPasses() {
+        #expect(Self.fleetHistory().violations() == [])
+    }
+
+    @Test func aPlantedFleetLossAndDuplicateFail() {
+        var lost = Self.fleetHistory()
+        lost.dropped("c.pdb", bytes: Array("HEADER    third\n".utf8))
+        #expect(lost.violations() == ["c.pdb was never announced with its bytes (lost)"])
+
+        var twice = Self.fleetHistory()
+        twice.announced(.init(type: "openURL", deliveryID: "id-b-again", path: Self.sandbox + "/b-1.pdb", originalFilename: "b.pdb",
+                              observedSHA256: DeliveryHistory.sha256(Self.second), host: "C"))
+        twice.acknowledged("id-b-again")
+        twice.sandboxes["C"]?["b-1.pdb"] = DeliveryHistory.sha256(Self.second)
+        let problems = twice.violations()
+        #expect(problems.contains { $0.contains("b.pdb was delivered 2 times") }, "\(problems)")
+        #expect(problems.contains { $0.contains("C's sandbox holds one document 2 times") }, "\(problems)")
+    }
 }

@@ -10,8 +10,12 @@ import Foundation
 /// every dropped document was delivered byte for byte at least once; each document has exactly
 /// one delivery id, acknowledged; no announcement named a missing file or one whose bytes are not
 /// those of the document it announced; no delivery id or document appeared that was never
-/// dropped; each document lies under exactly one real name in the sandbox; nothing is left in
-/// the inbox, and nothing was quarantined (every document the fault tests drop has a handler).
+/// dropped; each document lies under exactly one real name in a host's sandbox; nothing is left
+/// in the inbox, and nothing was quarantined (every document the fault tests drop has a handler).
+///
+/// In a fleet, each announcement and each sandbox names its host: a delivery whose lease ran out
+/// on one host is announced again, under the same id, on another, so a document may lie once in
+/// each of several hosts' sandboxes, never twice in one.
 public struct DeliveryHistory: Sendable {
     /// A file put in the inbox.
     public struct Drop: Sendable, Hashable {
@@ -34,13 +38,16 @@ public struct DeliveryHistory: Sendable {
         public var originalFilename: String
         /// SHA-256 of what `path` held when the message arrived; `nil` if there was no such file.
         public var observedSHA256: String?
+        /// The host whose handler instance received it ("" on one host).
+        public var host: String
 
-        public init(type: String, deliveryID: String, path: String, originalFilename: String, observedSHA256: String?) {
+        public init(type: String, deliveryID: String, path: String, originalFilename: String, observedSHA256: String?, host: String = "") {
             self.type = type
             self.deliveryID = deliveryID
             self.path = path
             self.originalFilename = originalFilename
             self.observedSHA256 = observedSHA256
+            self.host = host
         }
     }
 
@@ -48,8 +55,14 @@ public struct DeliveryHistory: Sendable {
     public private(set) var announcements: [Announcement] = []
     /// Delivery ids acknowledged, in order, each time one was sent.
     public private(set) var acks: [String] = []
-    /// The sandbox's real (not hidden) names at the end, with the SHA-256 of each.
-    public var sandbox: [String: String] = [:]
+    /// Each host's sandbox at the end ("" on one host): its real (not hidden) names, with the
+    /// SHA-256 of each.
+    public var sandboxes: [String: [String: String]] = [:]
+    /// The one host's sandbox at the end: its real (not hidden) names, with the SHA-256 of each.
+    public var sandbox: [String: String] {
+        get { sandboxes[""] ?? [:] }
+        set { sandboxes[""] = newValue }
+    }
     /// Files left in the inbox at the end (paths relative to it).
     public var leftInInbox: [String] = []
     /// Files quarantined by the end (paths relative to the quarantine folder), each with its reason.
@@ -140,17 +153,20 @@ public struct DeliveryHistory: Sendable {
             }
         }
 
-        // What is on disk at the end.
-        var copies: [String: [String]] = [:]
-        for (name, digest) in sandbox.sorted(by: { $0.key < $1.key }) {
-            if documents.contains(digest) {
-                copies[digest, default: []].append(name)
-            } else {
-                problems.append("the sandbox holds \(name), whose bytes are no dropped document's (incomplete or invented)")
+        // What is on disk at the end, host by host.
+        for (host, sandbox) in sandboxes.sorted(by: { $0.key < $1.key }) {
+            let which = host.isEmpty ? "the sandbox" : "\(host)'s sandbox"
+            var copies: [String: [String]] = [:]
+            for (name, digest) in sandbox.sorted(by: { $0.key < $1.key }) {
+                if documents.contains(digest) {
+                    copies[digest, default: []].append(name)
+                } else {
+                    problems.append("\(which) holds \(name), whose bytes are no dropped document's (incomplete or invented)")
+                }
             }
-        }
-        for (digest, names) in copies where names.count > 1 {
-            problems.append("the sandbox holds one document \(names.count) times: \(names.joined(separator: ", ")) (\(digest.prefix(12)))")
+            for (digest, names) in copies.sorted(by: { $0.key < $1.key }) where names.count > 1 {
+                problems.append("\(which) holds one document \(names.count) times: \(names.joined(separator: ", ")) (\(digest.prefix(12)))")
+            }
         }
         for (name, reason) in quarantined.sorted(by: { $0.key < $1.key }) {
             problems.append("quarantined: \(name) (\(reason))")
@@ -164,7 +180,7 @@ public struct DeliveryHistory: Sendable {
     /// A short account for a failure message.
     public var summary: String {
         "\(drops.count) dropped, \(announcements.count) announced (\(Set(announcements.map(\.deliveryID)).count) ids), "
-            + "\(acks.count) acks, \(sandbox.count) in the sandbox, \(leftInInbox.count) left in the inbox, \(quarantined.count) quarantined"
+            + "\(acks.count) acks, \(sandboxes.values.map(\.count).reduce(0, +)) in the sandboxes, \(leftInInbox.count) left in the inbox, \(quarantined.count) quarantined"
             + (otherMessages.isEmpty ? "" : "; other messages: \(otherMessages.prefix(5))")
     }
 }

@@ -179,6 +179,39 @@ import Glibc
         }
     }
 
+    /// A document is routed by the registry of the host where it arrives: `--check` names a host
+    /// that loads other handlers, and what it has or lacks, as a warning.
+    @Test func checkNamesAHostWhoseHandlersDiffer() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"))
+            defer { harness.remove() }
+            try harness.start()
+            let registered = harness.waitUntil(timeout: 30) {
+                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
+            }
+            harness.stop()
+            #expect(registered, "\(harness.daemonLog.suffix(3000))")
+            let agreeing = try check(harness)
+            #expect(agreeing.status == 0, "\(agreeing.output)")
+            #expect(fleetLines(agreeing.output).contains("no other host registered yet"), "\(agreeing.output)")
+
+            _ = try server.psql("""
+                INSERT INTO hosts (name, registry_digest, bundle_identifiers, docroute_version, started_at, last_heartbeat, lease_seconds)
+                SELECT 'host-b', 'another', bundle_identifiers || ARRAY['org.example.only-on-b'], '0.2.0', now(), now(), 30 FROM hosts WHERE name = 'host-a';
+                INSERT INTO hosts (name, registry_digest, bundle_identifiers, docroute_version, started_at, last_heartbeat, lease_seconds)
+                SELECT 'host-c', registry_digest, bundle_identifiers, '0.2.0', now(), now(), 30 FROM hosts WHERE name = 'host-a'
+                """, database: "fleet")
+            let differing = try check(harness)
+            let lines = fleetLines(differing.output)
+            #expect(differing.status == 0, "\(differing.output)")
+            #expect(lines.contains("1 other host loads the same"), "\(lines)")
+            #expect(lines.contains("warning") && lines.contains("host host-b loads another handler registry: it has org.example.only-on-b, which this host lacks"),
+                    "\(lines)")
+            #expect(!lines.contains("host host-c"), "\(lines)")
+            #expect(differing.output.contains("ready to deliver (1 warning)"), "\(differing.output)")
+        }
+    }
+
     @Test func aDaemonStartedWhilePostgreSQLIsDownJoinsWhenItComesUp() throws {
         try withServer { server in try startWhileDown(server) }
     }
