@@ -127,9 +127,18 @@ package actor RoutingDaemon {
         let routingBox = routing
         // In a fleet the fleet's dispatcher hears of subscriptions and acknowledgements too.
         let observer: any DispatchObserver = fleet.map { FleetDispatchObserver(inner: activity, fleet: $0.dispatcher) } ?? activity
+        // In a fleet, a document committed to PostgreSQL launches nothing on the host where it
+        // arrived (a handler not subscribed anywhere is not launched by the fleet): only what this
+        // host's own ledger owes the handler does (a package, a mail part, an `open`).
+        let owesLocally: (@Sendable (String) async -> Bool)? = fleet == nil ? nil : { @Sendable [backend] bundle in
+            ((try? await backend.owedCount(bundleIdentifier: bundle)) ?? 0) > 0
+        }
         self.dispatcher = HandlerDispatcher(store: backend, window: configuration.maxUnacknowledged, activity: observer, logger: logger) { bundle in
             guard let handler = routingBox.snapshot.registry.handler(for: bundle) else { return }
-            Task { await launcher.launchIfNeeded(handler) }
+            Task {
+                if let owesLocally, !(await owesLocally(bundle)) { return }
+                await launcher.launchIfNeeded(handler)
+            }
         }
         self.intake = IntakePipeline(configuration: configuration, backend: fleet?.backend ?? backend, watcher: watcher, activity: activity, logger: logger)
         self.openBudget = OpenBudget(configuration)

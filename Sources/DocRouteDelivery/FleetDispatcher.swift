@@ -147,8 +147,8 @@ package actor FleetDispatcher {
             }
             group.addTask { await self.renewLeases() }
             group.addTask { await self.claimLoop() }
-            await group.next()
-            group.cancelAll()
+            // Each ends only when the daemon cancels it: a listener that stopped leaves polling.
+            await group.waitForAll()
         }
     }
 
@@ -202,57 +202,94 @@ package actor FleetDispatcher {
                 unreachable = false
                 logger.notice("fleet: deliveries are claimed again")
             }
-            for claim in claims {
+            if !claims.isEmpty {
                 claimedAny = true
-                await take(claim, key: key)
+                await take(claims, key: key)
             }
         }
         return claimedAny ? .claimed : .idle
     }
 
-    /// A claimed delivery: copied into the sandbox through the local ledger, unless the local
-    /// ledger has it already (copied before a restart, or claimed again after its lease ran out).
-    func take(_ claim: FleetClaim, key: String) async {
-        held[claim.deliveryID] = key
+    /// A handler's claimed deliveries: those the local ledger has already (copied before a
+    /// restart, or claimed again after a lease ran out) are not copied again; the others are
+    /// written to scratch files and copied into the sandbox through the local ledger as one batch
+    /// (one group commit).
+    func take(_ claims: [FleetClaim], key: String) async {
+        var fresh: [FleetClaim] = []
+        for claim in claims {
+            held[claim.deliveryID] = key
+            if await isKnownLocally(claim) { continue }
+            fresh.append(claim)
+        }
+        guard !fresh.isEmpty else { return }
+        guard subscribed[key] != nil else {
+            for claim in fresh { await giveBack(claim) }
+            return
+        }
+        var prepared: [(claim: FleetClaim, delivery: DocumentDelivery)] = []
+        for claim in fresh {
+            do {
+                prepared.append((claim, try await prepare(claim)))
+            } catch {
+                failed(claim, error)
+                await giveBack(claim)
+            }
+        }
+        guard !prepared.isEmpty else { return }
+        // The local delivery closes each descriptor once its outcome is known.
+        let outcomes = await local.deliver(prepared.map(\.delivery))
+        await removeScratchFiles(prepared.map(\.claim))
+        var copied = false
+        for (index, item) in prepared.enumerated() {
+            let claim = item.claim
+            switch index < outcomes.count ? outcomes[index] : nil {
+            case .committed(_, let finalPath, _, _)?:
+                copied = true
+                logger.info("fleet: delivery copied from the fleet", metadata: [
+                    "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
+                    "intake-host": "\(claim.intakeHost)", "original-name": "\(claim.fileName)", "path": "\(finalPath)",
+                    "attempt": "\(claim.attempts)",
+                ])
+            case .failed(let error)?:
+                failed(claim, error)
+                await giveBack(claim)
+            case .alreadyDelivered?, nil:
+                failed(claim, DeliveryError(code: .io, message: "the local delivery did not commit it"))
+                await giveBack(claim)
+            }
+        }
+        if copied, let bundle = prepared.first?.claim.bundleIdentifier { await committed?(bundle) }
+    }
+
+    /// Whether the local ledger has the claim already, settling it if so: acknowledged here (and
+    /// the fleet did not hear of it, a crash in between), its acknowledgement goes to the fleet;
+    /// still owed, the local dispatcher sends it. A ledger that cannot be read gives it back.
+    func isKnownLocally(_ claim: FleetClaim) async -> Bool {
         let known: LedgerRecord?
         do {
             known = try await local.record(deliveryID: claim.deliveryID)
         } catch {
-            logger.error("fleet: the local ledger could not be read; the delivery goes back to the fleet: \(error)", metadata: ["delivery-id": "\(claim.deliveryID.protocolText)"])
+            failed(claim, DeliveryError(code: .ledger, message: "the local ledger could not be read: \(error)"))
             await giveBack(claim)
-            return
+            return true
         }
-        if let known {
-            switch known.state {
-            case .acknowledged, .declined:
-                // Acknowledged here, and the fleet did not hear of it (a crash in between).
-                noteAcknowledged(claim.deliveryID.protocolText, handled: known.state == .acknowledged)
-            case .committed, .staged:
-                logger.debug("fleet: claimed a delivery this host copied before; not copied again", metadata: [
-                    "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
-                ])
-                await committed?(claim.bundleIdentifier)
-            }
-            return
-        }
-        guard subscribed[key] != nil else {
-            await giveBack(claim)
-            return
-        }
-        do {
-            let finalPath = try await copy(claim)
-            logger.info("fleet: delivery copied from the fleet", metadata: [
+        guard let known else { return false }
+        switch known.state {
+        case .acknowledged, .declined:
+            noteAcknowledged(claim.deliveryID.protocolText, handled: known.state == .acknowledged)
+        case .committed, .staged:
+            logger.debug("fleet: claimed a delivery this host copied before; not copied again", metadata: [
                 "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
-                "intake-host": "\(claim.intakeHost)", "original-name": "\(claim.fileName)", "path": "\(finalPath)",
-                "attempt": "\(claim.attempts)",
             ])
             await committed?(claim.bundleIdentifier)
-        } catch {
-            logger.error("fleet: a claimed delivery could not be copied into the sandbox; it goes back to the fleet: \(error)", metadata: [
-                "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)", "original-name": "\(claim.fileName)",
-            ])
-            await giveBack(claim)
         }
+        return true
+    }
+
+    func failed(_ claim: FleetClaim, _ error: any Error) {
+        logger.error("fleet: a claimed delivery could not be copied into the sandbox; it goes back to the fleet: \(error)", metadata: [
+            "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)", "original-name": "\(claim.fileName)",
+        ])
     }
 
     func giveBack(_ claim: FleetClaim) async {
@@ -264,34 +301,42 @@ package actor FleetDispatcher {
         }
     }
 
-    /// Writes the claim's bytes to a scratch file (created exclusively, 0600), syncs it, and hands
-    /// it to the local delivery under the claim's delivery id; the scratch file goes afterwards.
-    /// Returns the copy's path in the sandbox.
-    func copy(_ claim: FleetClaim) async throws -> String {
+    /// A scratch file's name: its delivery's id.
+    static func scratchName(_ claim: FleetClaim) -> FilePath.Component {
+        FilePath.Component(claim.deliveryID.ledgerText + ".copy")!
+    }
+
+    /// Writes the claim's bytes to a scratch file (created exclusively, 0600) and syncs it; returns
+    /// the delivery of that file under the claim's delivery id, for the local ledger: no source
+    /// folder (the scratch file is removed by this dispatcher, never by the delivery), the
+    /// handler's container and the owner of its copies as this host's registry says.
+    func prepare(_ claim: FleetClaim) async throws -> DocumentDelivery {
         guard let snapshot = routing?(), let handler = snapshot.registry.handler(for: claim.bundleIdentifier) else {
             throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
         }
         guard let folder = scratch ?? openScratchFolder() else {
             throw DeliveryError(code: .io, message: "the scratch folder \(scratchPath.string) cannot be opened")
         }
-        let name = FilePath.Component(claim.deliveryID.ledgerText + ".copy")!
+        let name = Self.scratchName(claim)
         let path = scratchPath.appending(name).string
         let descriptor = try await pool.runIfActive { try Self.createScratchFile(name, in: folder, path: path) }
-        var handedOver = false
-        defer {
-            if !handedOver { descriptor.closeIgnoringErrors() }
-            _ = try? folder.unlink(name)
-        }
-        try await queue.copyBytes(of: claim.documentID, to: descriptor)
-        let file = try await pool.runIfActive { () throws -> IntakeFile in
-            try DeliveryError.performing("sync", path) { try descriptor.sync() }
-            switch IntakeFile.adopt(descriptor: descriptor.rawValue, maxSize: .max) {
-            case .success(let file): return file
-            case .failure(let refusal): throw DeliveryError(code: .io, message: "\(path): \(refusal)")
+        let file: IntakeFile
+        do {
+            try await queue.copyBytes(of: claim.documentID, to: descriptor)
+            file = try await pool.runIfActive { () throws -> IntakeFile in
+                try DeliveryError.performing("sync", path) { try descriptor.sync() }
+                switch IntakeFile.adopt(descriptor: descriptor.rawValue, maxSize: .max) {
+                case .success(let file): return file
+                case .failure(let refusal): throw DeliveryError(code: .io, message: "\(path): \(refusal)")
+                }
             }
-        }
-        guard file.size == claim.size else {
-            throw DeliveryError(code: .changed, message: "\(path) holds \(file.size) bytes, the fleet's document \(claim.size)")
+            guard file.size == claim.size else {
+                throw DeliveryError(code: .changed, message: "\(path) holds \(file.size) bytes, the fleet's document \(claim.size)")
+            }
+        } catch {
+            descriptor.closeIgnoringErrors()
+            await removeScratchFiles([claim])
+            throw error
         }
         var delivery = DocumentDelivery(
             deliveryID: claim.deliveryID, source: file, sourceFolder: nil, sourceName: Array(claim.fileName.utf8), sourcePath: path,
@@ -299,15 +344,14 @@ package actor FleetDispatcher {
             contentType: claim.contentType, bundleIdentifier: handler.bundleIdentifier, owner: snapshot.copyOwner(of: handler),
             sourceApplication: claim.sourceApplication, annotation: Self.annotation(claim.annotationJSON), fileName: claim.fileName)
         delivery.inbox = "fleet host \(claim.intakeHost)"
-        // The local delivery closes the descriptor once the outcome is known.
-        handedOver = true
-        switch await local.deliver([delivery]).first {
-        case .committed(_, let finalPath, _, _)?:
-            return finalPath
-        case .failed(let error)?:
-            throw error
-        case .alreadyDelivered?, nil:
-            throw DeliveryError(code: .io, message: "the local delivery did not commit \(claim.deliveryID.protocolText)")
+        return delivery
+    }
+
+    func removeScratchFiles(_ claims: [FleetClaim]) async {
+        guard let folder = scratch else { return }
+        let names = claims.map(Self.scratchName)
+        _ = try? await pool.runIfActive {
+            for name in names { _ = try? folder.unlink(name) }
         }
     }
 

@@ -74,6 +74,7 @@ extension FleetQueue {
                 } catch {
                     throw FleetError(code: .fileAccess, message: "writing the copy of document \(documentID) at byte \(at) failed: \(error)", cause: error)
                 }
+                watchdog?.touch()
                 offset += Int64(chunk.readableBytes)
                 index += 1
             }
@@ -160,7 +161,7 @@ extension FleetQueue {
         }
     }
 
-    /// Counts per state for `status` and metrics.
+    /// Counts per state for `status` and metrics, and what each host holds.
     package func tally() async throws(FleetError) -> FleetTally {
         let host = hostName
         let logger = logger
@@ -178,6 +179,9 @@ extension FleetQueue {
                 tally = FleetTally(owed: Int(owed), claimedHere: Int(here), claimedElsewhere: Int(elsewhere),
                                    acknowledged: Int(acknowledged), declined: Int(declined))
             }
+            let holders = try await connection.query(
+                "SELECT claimed_by, count(*) FROM deliveries WHERE state = 'claimed' GROUP BY claimed_by", logger: logger)
+            for try await (holder, count) in holders.decode((String, Int64).self) { tally.claimedByHost[holder] = Int(count) }
             return tally
         }
     }

@@ -37,7 +37,7 @@ extension FleetQueue {
                         logger.debug("fleet: source committed before; its delivery stays", metadata: ["source": "\(document.sourceIdentity)"])
                         continue
                     }
-                    try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, logger: logger)
+                    try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, watchdog: watchdog, logger: logger)
                     try await connection.query("""
                         INSERT INTO deliveries (id, document_id, handler, mailbox)
                         VALUES (\(document.deliveryID), \(documentID), \(document.bundleIdentifier), \(document.mailbox))
@@ -57,7 +57,7 @@ extension FleetQueue {
     /// Inserts `document`'s bytes as chunks of ``chunkSize``, each read with `pread` into `chunk`
     /// (one buffer for the whole batch) and sent before the next is read.
     static func writeChunks(of document: FleetDocument, as documentID: UUID, through chunk: inout ByteBuffer,
-                            on connection: PostgresConnection, logger: Logger) async throws {
+                            on connection: PostgresConnection, watchdog: FleetQueueWatchdog?, logger: Logger) async throws {
         var offset: Int64 = 0
         var index: Int32 = 0
         while offset < document.size {
@@ -66,6 +66,7 @@ extension FleetQueue {
             try await connection.query("""
                 INSERT INTO document_chunks (document_id, chunk_index, bytes) VALUES (\(documentID), \(index), \(chunk))
                 """, logger: logger)
+            watchdog?.touch()
             offset += Int64(length)
             index += 1
         }

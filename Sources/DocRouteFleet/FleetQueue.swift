@@ -24,6 +24,8 @@ package actor FleetQueue {
     /// Whether a call holds the connection; the calls waiting for it, in arrival order.
     var busy = false
     var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The running call's watchdog: work that moves touches it.
+    var watchdog: FleetQueueWatchdog?
 
     package init(database: FleetDatabase, hostName: String, logger: Logger) {
         self.database = database
@@ -45,6 +47,10 @@ package actor FleetQueue {
 
     /// `lease_seconds` from the configuration.
     var leaseSeconds: Double { Double(database.configuration.leaseSeconds) }
+
+    /// How long a call may see nothing move before its connection counts as lost: a lease, as
+    /// for the heartbeat (a host that waits longer has lost its claims anyway).
+    var stallLimit: Duration { .seconds(database.configuration.leaseSeconds) }
 
     /// Closes the connection (at shutdown); a later call would make a new one.
     package func close() async {
@@ -75,7 +81,8 @@ package actor FleetQueue {
 
     /// Runs `body` alone on the connection (made when there is none); its failure said as a
     /// ``FleetError`` beginning with `what`. A connection that failed by anything but the server's
-    /// refusal of a statement is closed and dropped: the next call connects again.
+    /// refusal of a statement is closed and dropped: the next call connects again. A call on
+    /// which nothing moves for ``stallLimit`` is `unreachable` (``FleetQueueWatchdog``).
     func exclusive<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(FleetError) -> T {
         await acquire()
         defer { relinquish() }
@@ -91,9 +98,23 @@ package actor FleetQueue {
             }
             self.connection = connection
         }
+        let watchdog = FleetQueueWatchdog(limit: stallLimit)
+        self.watchdog = watchdog
+        let watching = Task { await watchdog.watch(connection) }
+        defer {
+            watching.cancel()
+            self.watchdog = nil
+        }
         do {
             return try await body(connection)
         } catch {
+            if watchdog.hasFired {
+                self.connection = nil
+                throw FleetError(code: .unreachable, message: """
+                    \(what): PostgreSQL at \(database.address) did not answer within lease_seconds (\(stallLimit.components.seconds) s); \
+                    the connection is made anew at the next call
+                    """, cause: error)
+            }
             let refused = (error as? PSQLError)?.code == .server
             if connection.isClosed || !(refused || error is FleetError) {
                 self.connection = nil

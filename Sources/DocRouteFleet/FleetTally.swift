@@ -10,12 +10,16 @@ package struct FleetTally: Sendable, Hashable {
     package var acknowledged: Int
     /// Of ``acknowledged``, the ones the handler declined.
     package var declined: Int
+    /// What each host holds: claimed deliveries by host name (hosts holding none left out).
+    package var claimedByHost: [String: Int]
 
-    package init(owed: Int = 0, claimedHere: Int = 0, claimedElsewhere: Int = 0, acknowledged: Int = 0, declined: Int = 0) {
+    package init(owed: Int = 0, claimedHere: Int = 0, claimedElsewhere: Int = 0, acknowledged: Int = 0, declined: Int = 0,
+                 claimedByHost: [String: Int] = [:]) {
         self.owed = owed
         self.claimedHere = claimedHere
         self.claimedElsewhere = claimedElsewhere
         self.acknowledged = acknowledged
         self.declined = declined
+        self.claimedByHost = claimedByHost
     }
 }

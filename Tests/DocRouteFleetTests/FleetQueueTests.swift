@@ -8,6 +8,9 @@ import PostgresNIO
 import Synchronization
 import SystemPackage
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The fleet's delivery store in a real PostgreSQL: what intake commits is what a claiming host
 /// copies, byte for byte; a batch is whole or absent; each delivery is claimed by one host at a
@@ -129,8 +132,8 @@ import Testing
                 #expect(copied.count == bytes.count)
                 #expect(copied == bytes, "the copy of \(name) differs")
             }
-            #expect(try await beta.tally() == FleetTally(claimedHere: 4))
-            #expect(try await alpha.tally() == FleetTally(claimedElsewhere: 4))
+            #expect(try await beta.tally() == FleetTally(claimedHere: 4, claimedByHost: ["beta": 4]))
+            #expect(try await alpha.tally() == FleetTally(claimedElsewhere: 4, claimedByHost: ["beta": 4]))
         }
     }
 
@@ -157,6 +160,38 @@ import Testing
             // The queue's connection is still good for the next batch.
             try await queue.enqueue([Self.document("last.pdf", last, size: 100)])
             #expect(try await queue.tally() == FleetTally(owed: 1))
+        }
+    }
+
+    @Test func callsOnOneQueueNeverSeeAnotherCallsOpenTransaction() async throws {
+        try await withFleet { fleet in
+            let first = try fleet.source("first.pdf", Self.bytes(4 * FleetQueue.chunkSize, seed: 9))
+            let broken = try SystemPackage.FileDescriptor.open(fleet.folder.root, .readOnly)
+            defer { for descriptor in [first, broken] { try? descriptor.close() } }
+            let queue = try fleet.queue(host: "alpha")
+            // A batch that is rolled back at its second document, with counts and claims on the
+            // same queue meanwhile: none of them may run inside its transaction and see its first.
+            let seen = try await withThrowingTaskGroup(of: [Int].self) { group in
+                group.addTask {
+                    await #expect(throws: FleetError.self) {
+                        try await queue.enqueue([Self.document("first.pdf", first, size: 4 * FleetQueue.chunkSize),
+                                                 Self.document("broken.pdf", broken, size: 10)])
+                    }
+                    return []
+                }
+                for _ in 0..<20 {
+                    group.addTask {
+                        let owed = try await queue.tally().owed
+                        let claimed = try await queue.claim(handler: Self.handler, limit: 5).count
+                        return [owed, claimed]
+                    }
+                }
+                var seen: [Int] = []
+                for try await counts in group { seen += counts }
+                return seen
+            }
+            #expect(seen.allSatisfy { $0 == 0 }, "\(seen)")
+            #expect(try await fleet.sql("SELECT count(*) FROM deliveries") == "0")
         }
     }
 
@@ -217,7 +252,8 @@ import Testing
             #expect(alphaIDs.isDisjoint(with: betaIDs), "\(alphaIDs.intersection(betaIDs).count) claimed by both")
             #expect(alphaIDs.union(betaIDs) == all, "\(all.subtracting(alphaIDs.union(betaIDs)).count) never claimed")
             #expect((a + b).allSatisfy { $0.attempts == 1 })
-            #expect(try await alpha.tally() == FleetTally(claimedHere: a.count, claimedElsewhere: b.count))
+            #expect(try await alpha.tally() == FleetTally(claimedHere: a.count, claimedElsewhere: b.count,
+                                                          claimedByHost: ["alpha": a.count, "beta": b.count].filter { $0.value > 0 }))
             #expect(try await fleet.sql("SELECT claimed_by, count(*) FROM deliveries GROUP BY 1 ORDER BY 1")
                 == [("alpha", a.count), ("beta", b.count)].filter { $0.1 > 0 }.map { "\($0.0)|\($0.1)" }.joined(separator: "\n"))
         }
@@ -227,14 +263,14 @@ import Testing
         try await withFleet { fleet in
             let descriptor = try fleet.source("leased.pdf", Array("leased bytes".utf8))
             defer { try? descriptor.close() }
-            let alpha = try fleet.queue(host: "alpha", leaseSeconds: 1)
-            let beta = try fleet.queue(host: "beta", leaseSeconds: 1)
+            let alpha = try fleet.queue(host: "alpha", leaseSeconds: 2)
+            let beta = try fleet.queue(host: "beta", leaseSeconds: 2)
             let document = Self.document("leased.pdf", descriptor, size: 12)
             try await alpha.enqueue([document])
             #expect(try await alpha.claim(handler: Self.handler, limit: 5).map(\.deliveryID) == [document.deliveryID])
             #expect(try await beta.claim(handler: Self.handler, limit: 5) == [], "alpha's lease holds")
-            // The lease (1 s) runs out: beta claims the same delivery, a second attempt.
-            try await Task.sleep(for: .milliseconds(1500))
+            // The lease (2 s) runs out: beta claims the same delivery, a second attempt.
+            try await Task.sleep(for: .milliseconds(2500))
             let again = try await beta.claim(handler: Self.handler, limit: 5)
             #expect(again.map(\.deliveryID) == [document.deliveryID])
             #expect(again.first?.attempts == 2)
@@ -371,6 +407,39 @@ import Testing
             // The next call connects again; the listener is back and says so with "".
             #expect(try await queue.claim(handler: Self.handler, limit: 1).count == 1)
             #expect(await received.wait(seconds: 30) { $0 == ["", ""] }, "\(received.all)")
+        }
+    }
+
+    @Test func aServerThatStopsAnsweringIsUnreachableWithinALease() async throws {
+        try await withFleet { fleet in
+            let queue = try fleet.queue(host: "alpha", leaseSeconds: 2)
+            #expect(try await queue.tally() == FleetTally())
+            // The queue's server process stopped: its socket stays open and says nothing, as a
+            // server cut off by the network.
+            let backend = try #require(pid_t(try await fleet.sql("SELECT pid FROM pg_stat_activity WHERE usename = 'docroute'")))
+            kill(backend, SIGSTOP)
+            defer { kill(backend, SIGCONT) }
+            let start = ContinuousClock.now
+            await #expect {
+                _ = try await queue.tally()
+            } throws: { error in
+                (error as? FleetError)?.code == .unreachable && "\(error)".contains("did not answer within lease_seconds (2 s)")
+            }
+            #expect(ContinuousClock.now - start < .seconds(8))
+            kill(backend, SIGCONT)
+            #expect(try await queue.tally() == FleetTally(), "a new connection")
+
+            // The listener's connection stopped the same way: it is found out by its probe within
+            // two leases and made anew, which it says with "".
+            let received = Received()
+            let consumer = received.consume(queue.wakeUps())
+            defer { consumer.cancel() }
+            #expect(await received.wait(seconds: 20) { $0 == [""] }, "\(received.all)")
+            let listener = try #require(pid_t(try await fleet.sql("SELECT pid FROM pg_stat_activity WHERE usename = 'docroute' AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')")))
+            kill(listener, SIGSTOP)
+            defer { kill(listener, SIGCONT) }
+            #expect(await received.wait(seconds: 20) { $0 == ["", ""] }, "\(received.all)")
+            kill(listener, SIGCONT)
         }
     }
 

@@ -13,14 +13,14 @@ import Glibc
     static let molecules = "com.sunsetlakesoftware.molecules"
 
     /// A host of the fleet: a harness whose docroute.toml has `[fleet]` with `host_name`.
-    func host(_ name: String, server: PostgresServer, leaseSeconds: Int) throws -> DaemonHarness {
+    func host(_ name: String, server: PostgresServer, leaseSeconds: Int, launchCommands: Bool = false) throws -> DaemonHarness {
         let harness = try DaemonHarness(extraConfig: """
             [fleet]
             database = "\(server.url(user: "docroute", database: "fleet"))"
             host_name = "\(name)"
             password_file = "{PASSWORD_FILE}"
             lease_seconds = \(leaseSeconds)
-            """)
+            """, launchCommands: launchCommands)
         let file = harness.root + "/db-password"
         try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
@@ -36,6 +36,11 @@ import Glibc
     /// The real files of a sandbox folder (hidden temporaries left out).
     static func files(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// The real files of a sandbox folder with the SHA-256 of each.
+    static func digests(in folder: String) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: files(in: folder).map { ($0, DeliveryHistory.sha256(ofFileAt: folder + "/" + $0) ?? "unreadable") })
     }
 
     /// Waits until every host named is registered (its schema migrated).
@@ -129,6 +134,18 @@ import Glibc
         }
         let copied = dying.waitUntil(timeout: 60) { Self.files(in: dying.sandbox(Self.molecules)).count == 3 }
         #expect(copied, "\(Self.files(in: dying.sandbox(Self.molecules)))\n\(dying.daemonLog.suffix(3000))")
+        // What host B's handler was told, with what each named file held as it read the message.
+        var told: [DeliveryHistory.Announcement] = []
+        silent.setTimeout(2)
+        while told.count < 3, let message = silent.readMessage() {
+            guard message["type"] as? String == "openURL", let id = message["deliveryID"] as? String,
+                  let url = (message["url"] as? String).flatMap(URL.init(string:)) else { continue }
+            let name = (message["annotation"] as? [String: Any])?["originalFilename"] as? String ?? ""
+            told.append(.init(type: "openURL", deliveryID: id, path: url.path, originalFilename: name,
+                              observedSHA256: DeliveryHistory.sha256(ofFileAt: url.path), host: "host-b"))
+        }
+        #expect(told.count == 3, "host B's handler was told of \(told.count) documents")
+        let sandboxB = Self.digests(in: dying.sandbox(Self.molecules))
         #expect(dying.waitUntil(timeout: 15) {
             (try? server.psql("SELECT count(*) FROM deliveries WHERE claimed_by = 'host-b' AND acknowledged_at IS NULL", database: "fleet")) == "3"
         }, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")")
@@ -145,11 +162,208 @@ import Glibc
         #expect(taking.waitUntil(timeout: 30) {
             (try? server.psql("SELECT count(*) FROM deliveries WHERE acknowledged_at IS NOT NULL", database: "fleet")) == "3"
         })
+        #expect(intake.waitForInboxDrained())
         handler.noteEnd(sandbox: taking.sandbox(Self.molecules), inbox: intake.inbox, quarantine: intake.quarantine)
-        let history = handler.stop()
+        let seenOnC = handler.stop()
+        #expect(Set(seenOnC.announcements.map { $0.deliveryID.lowercased() }) == ids, "host C was told other ids than B was given")
+
+        // One history of both hosts: each document once in each sandbox, one id, acknowledged once.
+        var history = DeliveryHistory()
+        for (name, bytes) in documents { history.dropped(name, bytes: bytes) }
+        for announcement in told { history.announced(announcement) }
+        for var announcement in seenOnC.announcements {
+            announcement.host = "host-c"
+            history.announced(announcement)
+        }
+        for id in seenOnC.acks { history.acknowledged(id) }
+        history.sandboxes = ["host-b": sandboxB, "host-c": seenOnC.sandbox]
+        history.leftInInbox = seenOnC.leftInInbox
+        history.quarantined = seenOnC.quarantined
         let problems = history.violations()
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
-        #expect(Set(history.announcements.map { $0.deliveryID.lowercased() }) == ids, "host C was told other ids than B was given")
-        #expect(intake.waitForInboxDrained())
+    }
+
+    @Test func aSourceLeftInItsInboxAfterItsCommitIsRemovedNotCommittedAgain() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 6)
+        defer { intake.remove() }
+        // Every rename fails: the sources committed to the fleet cannot be taken out of the inbox,
+        // as if the daemon had died between the commit and the removal.
+        try intake.start(environment: ["DOCROUTE_FAULT": "rename:1+:EIO"])
+        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        let dropped = try intake.drop("kept.pdb", Self.document(1))
+        let committed = intake.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM documents WHERE name = 'kept.pdb'", database: "fleet")) == "1"
+        }
+        #expect(committed, "\(intake.daemonLog.suffix(3000))")
+        #expect(intake.waitUntil(timeout: 15) { intake.daemonLog.contains("could not remove a source committed to the fleet") },
+                "\(intake.daemonLog.suffix(3000))")
+        intake.stop()
+        let left = FileManager.default.fileExists(atPath: dropped)
+        #expect(left, "the source left its inbox although its removal failed")
+
+        // Started again without the fault, the daemon finds the source committed and removes it.
+        try intake.start()
+        defer { intake.stop() }
+        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
+        #expect(intake.daemonLog.contains("source delivered before a crash removed now"), "\(intake.daemonLog.suffix(3000))")
+        let documents = try server.psql("SELECT count(*) FROM documents", database: "fleet")
+        let deliveries = try server.psql("SELECT count(*) FROM deliveries", database: "fleet")
+        #expect(documents == "1" && deliveries == "1", "documents \(documents), deliveries \(deliveries)")
+    }
+
+    @Test func aFileCommittedToTheFleetLaunchesNoHandlerOnItsIntakeHost() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        // The sample manifests keep their launch commands: a local delivery would launch its handler.
+        let intake = try host("host-a", server: server, leaseSeconds: 6, launchCommands: true)
+        defer { intake.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try intake.drop("unclaimed.pdb", Self.document(7))
+        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
+        usleep(3_000_000)
+        let state = try server.psql("SELECT state FROM deliveries", database: "fleet")
+        #expect(state == "owed", "the delivery is \(state)")
+        #expect(!intake.daemonLog.contains("handler launched"), "\(intake.daemonLog.suffix(3000))")
+    }
+
+    @Test func aHandlerThatLeavesAHostGivesWhatItHeldBackAtOnce() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        // A lease far longer than the test waits: only a release lets host C have them.
+        let intake = try host("host-a", server: server, leaseSeconds: 600)
+        defer { intake.remove() }
+        let leaving = try host("host-b", server: server, leaseSeconds: 600)
+        defer { leaving.remove() }
+        let taking = try host("host-c", server: server, leaseSeconds: 600)
+        defer { taking.remove() }
+        for harness in [intake, leaving, taking] { try harness.start() }
+        defer { for harness in [intake, leaving, taking] { harness.stop() } }
+        #expect(waitForHosts(["host-a", "host-b", "host-c"], server: server, harness: intake))
+
+        let silent = try LineClient(path: leaving.socket, timeout: 5)
+        try silent.send(["type": "subscribe", "id": "silent", "bundleIdentifier": Self.molecules])
+        #expect(silent.readMessage()?["type"] as? String == "subscribed")
+        let handler = HistoryHandler(socket: taking.socket, bundleIdentifier: Self.molecules)
+        defer { _ = handler.stop() }
+        for index in 0..<3 {
+            let name = "given-back-\(index).pdb"
+            let bytes = Self.document(index)
+            handler.dropped(name, bytes: bytes)
+            try intake.drop(name, bytes)
+        }
+        let held = leaving.waitUntil(timeout: 60) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE claimed_by = 'host-b'", database: "fleet")) == "3"
+        }
+        #expect(held, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")\n\(leaving.daemonLog.suffix(3000))")
+        // Host C's handler subscribes; host B's leaves without acknowledging anything.
+        handler.start()
+        #expect(taking.waitUntil(timeout: 15) { handler.subscriptionCount > 0 })
+        silent.close()
+        let acknowledged = taking.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
+        #expect(acknowledged, "\(handler.snapshot.summary)\nB:\n\(leaving.daemonLog.suffix(2000))\nC:\n\(taking.daemonLog.suffix(2000))")
+        #expect(leaving.daemonLog.contains("deliveries given back"), "\(leaving.daemonLog.suffix(3000))")
+        let recorded = taking.waitUntil(timeout: 15) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "3"
+        }
+        #expect(recorded)
+    }
+
+    @Test func aHandlerSubscribedOnTwoHostsGetsEachDocumentOnce() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let first = try host("host-a", server: server, leaseSeconds: 30)
+        defer { first.remove() }
+        let second = try host("host-b", server: server, leaseSeconds: 30)
+        defer { second.remove() }
+        try first.start()
+        defer { first.stop() }
+        try second.start()
+        defer { second.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: first))
+        // Two competing instances of one handler, one on each host; files dropped on both.
+        let onFirst = HistoryHandler(socket: first.socket, bundleIdentifier: Self.molecules)
+        let onSecond = HistoryHandler(socket: second.socket, bundleIdentifier: Self.molecules)
+        onFirst.start()
+        onSecond.start()
+        defer { _ = onFirst.stop(); _ = onSecond.stop() }
+        #expect(first.waitUntil(timeout: 15) { onFirst.subscriptionCount > 0 && onSecond.subscriptionCount > 0 })
+        var documents: [String: [UInt8]] = [:]
+        for index in 0..<24 {
+            let name = "shared-\(index).pdb"
+            documents[name] = Self.document(index)
+            try (index % 2 == 0 ? first : second).drop(name, documents[name]!)
+        }
+        let acknowledged = first.waitUntil(timeout: 90) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "24"
+        }
+        #expect(acknowledged, "\((try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state", database: "fleet")) ?? "?")")
+        #expect(first.waitForInboxDrained() && second.waitForInboxDrained())
+        onFirst.noteEnd(sandbox: first.sandbox(Self.molecules), inbox: first.inbox, quarantine: first.quarantine)
+        onSecond.noteEnd(sandbox: second.sandbox(Self.molecules), inbox: second.inbox, quarantine: second.quarantine)
+        let seenOnFirst = onFirst.stop()
+        let seenOnSecond = onSecond.stop()
+
+        var history = DeliveryHistory()
+        for (name, bytes) in documents { history.dropped(name, bytes: bytes) }
+        for (host, seen) in [("host-a", seenOnFirst), ("host-b", seenOnSecond)] {
+            for var announcement in seen.announcements {
+                announcement.host = host
+                history.announced(announcement)
+            }
+            for id in seen.acks { history.acknowledged(id) }
+            history.sandboxes[host] = seen.sandbox
+            history.leftInInbox += seen.leftInInbox
+            history.quarantined.merge(seen.quarantined) { first, _ in first }
+        }
+        let problems = history.violations()
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))\n\(history.summary)")
+        // Each delivery went to one instance: the two hosts' sandboxes hold 24 documents together.
+        #expect(seenOnFirst.sandbox.count + seenOnSecond.sandbox.count == 24,
+                "host-a \(seenOnFirst.sandbox.count), host-b \(seenOnSecond.sandbox.count)")
+    }
+
+    @Test func acknowledgementsMadeWhilePostgreSQLIsAwayAreRecordedWhenItIsBack() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 30)
+        defer { intake.remove() }
+        let delivering = try host("host-b", server: server, leaseSeconds: 30)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let client = try LineClient(path: delivering.socket, timeout: 30)
+        defer { client.close() }
+        try client.send(["type": "subscribe", "id": "later", "bundleIdentifier": Self.molecules])
+        #expect(client.readMessage()?["type"] as? String == "subscribed")
+        for index in 0..<3 { try intake.drop("later-\(index).pdb", Self.document(index)) }
+        var told: [String] = []
+        while told.count < 3, let message = client.readMessage() {
+            if message["type"] as? String == "openURL", let id = message["deliveryID"] as? String { told.append(id) }
+        }
+        #expect(told.count == 3, "host B's handler was told of \(told.count) documents\n\(delivering.daemonLog.suffix(3000))")
+
+        // The handler acknowledges while the database is away: host B keeps the acknowledgements.
+        try server.pause()
+        for id in told { try client.send(["type": "ack", "deliveryID": id, "handled": true]) }
+        #expect(delivering.waitUntil(timeout: 20) { delivering.daemonLog.contains("acknowledgements cannot be recorded") },
+                "\(delivering.daemonLog.suffix(3000))")
+        try server.start()
+        let recorded = delivering.waitUntil(timeout: 60) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "3"
+        }
+        #expect(recorded, "\((try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state", database: "fleet")) ?? "?")\n\(delivering.daemonLog.suffix(3000))")
+        let ids = Set(try server.psql("SELECT id FROM deliveries WHERE state = 'acknowledged'", database: "fleet").split(separator: "\n").map { $0.lowercased() })
+        #expect(ids == Set(told.map { $0.lowercased() }))
     }
 }
