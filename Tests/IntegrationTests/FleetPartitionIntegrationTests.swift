@@ -13,6 +13,16 @@ import Glibc
     static let molecules = "com.sunsetlakesoftware.molecules"
     static let leaseSeconds = 3
 
+    /// What a host logs when it cannot reach PostgreSQL, each with what it logs once it can again.
+    static let recoveries = [
+        ("did not answer within lease_seconds", "fleet: PostgreSQL reached again"),
+        ("fleet: no PostgreSQL answers at", "fleet: PostgreSQL reached again"),
+        ("fleet: deliveries cannot be claimed", "fleet: deliveries are claimed again"),
+        ("fleet: acknowledgements cannot be recorded", "fleet: acknowledgements recorded again"),
+        ("fleet: listening for deliveries stopped", "fleet: listening for deliveries again"),
+        ("fleet: cannot listen for deliveries", "fleet: listening for deliveries again"),
+    ]
+
     /// A host of the fleet reaching the database at `database`: `[fleet]` with `host_name` and a
     /// short lease.
     func host(_ name: String, database: String) throws -> DaemonHarness {
@@ -228,6 +238,13 @@ import Glibc
         let laterStates = (try? server.psql("SELECT state || ' ' || coalesce(claimed_by, '-') || ' ' || count(*) FROM deliveries GROUP BY 1 ORDER BY 1", database: "fleet")) ?? "?"
         #expect(laterOnB, "deliveries: \(laterStates)\n\(onB.summary)\n\(logs())")
         #expect(intake.waitForInboxDrained(timeout: 30))
+
+        // Whatever failed on B during the partition, B said afterwards that it works again.
+        let logOfB = partitioned.daemonLog
+        for (failure, recovery) in Self.recoveries {
+            guard let failed = logOfB.range(of: failure, options: .backwards) else { continue }
+            #expect(logOfB[failed.upperBound...].contains(recovery), "host B logged \"\(failure)\" and never \"\(recovery)\" after it:\n\(logOfB.suffix(4000))")
+        }
 
         // The database: one delivery per document, every one acknowledged, no other.
         #expect(Self.count(server, "SELECT count(*) FROM deliveries") == total)
