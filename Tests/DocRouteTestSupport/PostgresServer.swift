@@ -6,7 +6,9 @@ import Glibc
 /// A real PostgreSQL server from Debian's `postgresql` package, made for one test in a folder of
 /// its own: `initdb` and `pg_ctl` run as the `postgres` user (through `runuser`, the folder given
 /// to that user), with password (scram-sha-256) authentication on a Unix socket in the folder and
-/// on a free loopback port, optionally with TLS (a self-signed certificate made by openssl).
+/// on a free loopback port, optionally with TLS (a self-signed certificate made by openssl), and
+/// optionally on more addresses of the machine (a veth's, for a host in a network namespace of its
+/// own), with password authentication for the client networks given.
 ///
 /// A machine without PostgreSQL makes ``init(tls:)`` throw, so the test fails and says what to
 /// install: it never passes without having run. ``stop()`` (call it in the test's tear-down)
@@ -29,7 +31,10 @@ public final class PostgresServer: @unchecked Sendable {
     let logFile: String
 
     /// Makes the cluster and starts it; throws (the test fails) when PostgreSQL or runuser is missing.
-    public init(tls: Bool = false) throws {
+    /// `listenAddresses` are listened on besides 127.0.0.1 (each must be an address of the machine
+    /// already), and clients from `clientNetworks` (CIDR, `10.1.2.0/30`) may log in over TCP with a
+    /// password, as from loopback.
+    public init(tls: Bool = false, listenAddresses: [String] = [], clientNetworks: [String] = []) throws {
         for program in ["initdb", "pg_ctl", "postgres", "psql"] where !FileManager.default.isExecutableFile(atPath: Self.binaries + "/" + program) {
             throw TestSupportError("""
                 PostgreSQL 15 is not installed: \(Self.binaries)/\(program) is missing. The fleet's tests need a real \
@@ -59,7 +64,7 @@ public final class PostgresServer: @unchecked Sendable {
         chown(passwordFile, uid, gid)
         chmod(passwordFile, 0o600)
         var settings = [
-            "-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-c", "unix_socket_directories=\(root)",
+            "-c", "listen_addresses=\((["127.0.0.1"] + listenAddresses).joined(separator: ","))", "-p", "\(port)", "-c", "unix_socket_directories=\(root)",
             // A test server: nothing in it has to survive a crash of the machine.
             "-c", "fsync=off", "-c", "full_page_writes=off",
         ]
@@ -81,6 +86,13 @@ public final class PostgresServer: @unchecked Sendable {
             try Self.run("/usr/sbin/runuser", ["-u", Self.superuser, "--", Self.binaries + "/initdb", "-D", dataDirectory,
                                                "-U", Self.superuser, "--pwfile=\(passwordFile)", "--auth=scram-sha-256",
                                                "-E", "UTF8", "--no-sync", "--no-instructions"], what: "initdb")
+            if !clientNetworks.isEmpty {
+                let rules = clientNetworks.map { "host all all \($0) scram-sha-256\n" }.joined()
+                let hba = try FileHandle(forWritingTo: URL(fileURLWithPath: dataDirectory + "/pg_hba.conf"))
+                defer { try? hba.close() }
+                try hba.seekToEnd()
+                try hba.write(contentsOf: Data(rules.utf8))
+            }
             try start()
         } catch {
             stop()
@@ -119,9 +131,10 @@ public final class PostgresServer: @unchecked Sendable {
         return pid_t(first)
     }
 
-    /// A `postgresql://` URL to the loopback port (no password: docroute refuses one in its URL).
-    public func url(user: String, database: String, sslmode: String? = nil) -> String {
-        "postgresql://\(user)@127.0.0.1:\(port)/\(database)" + (sslmode.map { "?sslmode=\($0)" } ?? "")
+    /// A `postgresql://` URL to the port on `host` (loopback unless one of the `listenAddresses`
+    /// is given; no password: docroute refuses one in its URL).
+    public func url(user: String, database: String, sslmode: String? = nil, host: String = "127.0.0.1") -> String {
+        "postgresql://\(user)@\(host):\(port)/\(database)" + (sslmode.map { "?sslmode=\($0)" } ?? "")
     }
 
     /// The Unix-socket form of the URL.
