@@ -26,8 +26,10 @@ import Testing
     @Test func requestExamplesOfTheContractRoundTripByteForByte() throws {
         let clientTypes = Set(ClientMessage.types.map { #"{"type":"\#($0)""# })
         let examples = try inlineMessageExamples().filter { example in
-            // `{"type":"status","id":"3",…}` and the candidates reply are the daemon's, elided.
+            // `{"type":"status","id":"3",…}` and the candidates reply are the daemon's, elided; a
+            // competing `subscribe` is a proposal the daemon does not serve yet.
             clientTypes.contains { example.hasPrefix($0) } && !example.contains(",…") && !example.contains(#""candidates":["#)
+                && !example.contains(#""compete":"#)
         }
         // hello, subscribe, ack, two opens, the descriptor open, candidates, status; release, history
         // and the two forms of redeliver (proposals).
