@@ -14,18 +14,8 @@ import Glibc
 
     /// A host of the fleet: a harness whose docroute.toml has `[fleet]` with `host_name`.
     func host(_ name: String, server: PostgresServer, leaseSeconds: Int, launchCommands: Bool = false) throws -> DaemonHarness {
-        let harness = try DaemonHarness(extraConfig: """
-            [fleet]
-            database = "\(server.url(user: "docroute", database: "fleet"))"
-            host_name = "\(name)"
-            password_file = "{PASSWORD_FILE}"
-            lease_seconds = \(leaseSeconds)
-            """, launchCommands: launchCommands)
-        let file = harness.root + "/db-password"
-        try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
-        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
-        return harness
+        try .fleetHost(name, database: server.url(user: "docroute", database: "fleet"), password: Self.password, leaseSeconds: leaseSeconds,
+                       launchCommands: launchCommands)
     }
 
     /// A molecule file of its own for each `index`: the same type, different bytes.

@@ -21,18 +21,7 @@ import Glibc
 
     /// A harness whose docroute.toml has `[fleet]` with `database` and the password file holding `password`.
     func harness(database: String, password: String? = FleetIntegrationTests.password, extra: String = "") throws -> DaemonHarness {
-        let harness = try DaemonHarness(extraConfig: """
-            [fleet]
-            database = "\(database)"
-            host_name = "host-a"
-            password_file = "{PASSWORD_FILE}"
-            \(extra)
-            """)
-        let file = harness.root + "/db-password"
-        if let password { try (password + "\n").write(toFile: file, atomically: true, encoding: .utf8) }
-        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
-        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
-        return harness
+        try .fleetHost("host-a", database: database, password: password, extra: extra)
     }
 
     /// `docrouted --check`'s output and exit status.

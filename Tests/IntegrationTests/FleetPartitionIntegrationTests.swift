@@ -26,24 +26,10 @@ import Glibc
     /// A host of the fleet reaching the database at `database`: `[fleet]` with `host_name` and a
     /// short lease.
     func host(_ name: String, database: String) throws -> DaemonHarness {
-        let harness = try DaemonHarness(extraConfig: """
-            [fleet]
-            database = "\(database)"
-            host_name = "\(name)"
-            password_file = "{PASSWORD_FILE}"
-            lease_seconds = \(Self.leaseSeconds)
-            """)
-        let file = harness.root + "/db-password"
-        try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
-        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
-        return harness
+        try .fleetHost(name, database: database, password: Self.password, leaseSeconds: Self.leaseSeconds)
     }
 
-    /// A molecule file of its own for each `index`: the same type, different bytes.
-    static func document(_ index: Int) -> [UInt8] {
-        Array("HEADER    PROTEIN \(index)\nREMARK   \(UUID().uuidString)\nATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\nEND\n".utf8)
-    }
+    static func document(_ index: Int) -> [UInt8] { FleetDeliveryIntegrationTests.document(index) }
 
     /// The ids of the deliveries a query selects, lowercased.
     static func ids(_ server: PostgresServer, where condition: String) -> Set<String> {

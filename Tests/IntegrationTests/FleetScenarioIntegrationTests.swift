@@ -35,18 +35,7 @@ import Glibc
 
     /// A host of the fleet on database `database` of `server`.
     func host(_ name: String, server: PostgresServer, database: String = "fleet", leaseSeconds: Int = 6) throws -> DaemonHarness {
-        let harness = try DaemonHarness(extraConfig: """
-            [fleet]
-            database = "\(server.url(user: "docroute", database: database))"
-            host_name = "\(name)"
-            password_file = "{PASSWORD_FILE}"
-            lease_seconds = \(leaseSeconds)
-            """)
-        let file = harness.root + "/db-password"
-        try (Self.password + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let text = try String(contentsOfFile: harness.configPath, encoding: .utf8).replacingOccurrences(of: "{PASSWORD_FILE}", with: file)
-        try text.write(toFile: harness.configPath, atomically: true, encoding: .utf8)
-        return harness
+        try .fleetHost(name, database: server.url(user: "docroute", database: database), password: Self.password, leaseSeconds: leaseSeconds)
     }
 
     /// A server with role `docroute` owning database `fleet`.
