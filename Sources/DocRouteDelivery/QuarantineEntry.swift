@@ -67,11 +67,18 @@ package enum QuarantineEntry {
         }
         let line = Quarantine.reasonLine(reason: moved ? reason : reason + " (removed: it could not be moved across file systems)", contentType: nil, date: Date(), origin: origin)
         // The reason is a note beside the entry: the entry is moved whether or not it can be written.
+        // It is written under a temporary name and renamed, so that a reader (an operator, a
+        // script, `docroutectl quarantine list`) never finds it empty or cut short.
+        var names = SandboxWriter.TemporaryNames()
         if let reasonName = FilePath.Component(candidate + ".reason"),
-           let reasonFile = try? targetFolder.open(reasonName, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o640) {
-            _ = try? Array(line.utf8).withUnsafeBytes { buffer in try reasonFile.writeAll(from: buffer) }
-            _ = try? reasonFile.sync()
+           let temporaryName = FilePath.Component(names.next()),
+           let reasonFile = try? targetFolder.open(temporaryName, .writeOnly, options: [.create, .exclusiveCreate], permissions: 0o640) {
+            let written = (try? Array(line.utf8).withUnsafeBytes { buffer in try reasonFile.writeAll(from: buffer) }) != nil
+                && (try? reasonFile.sync()) != nil
             reasonFile.closeIgnoringErrors()
+            if !written || (try? targetFolder.rename(temporaryName, to: reasonName, in: targetFolder)) == nil {
+                _ = try? targetFolder.unlink(temporaryName)
+            }
         }
         _ = try? targetFolder.sync()
     }
