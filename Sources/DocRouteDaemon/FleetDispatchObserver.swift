@@ -22,9 +22,11 @@ struct FleetDispatchObserver: DispatchObserver {
         fleet.acknowledged(deliveryID, handled: handled)
     }
 
-    func disconnected(_ handler: String, deliveryIDs: [String]) {
-        inner.disconnected(handler, deliveryIDs: deliveryIDs)
-        fleet.disconnected(handler)
+    func disconnected(_ handler: String, deliveryIDs: [String], stillSubscribed: Bool) {
+        inner.disconnected(handler, deliveryIDs: deliveryIDs, stillSubscribed: stillSubscribed)
+        // While other connections of the handler remain here, what the closed one held goes to
+        // them under this host's claims; only the last one gives the claims back.
+        if !stillSubscribed { fleet.disconnected(handler) }
     }
 
     func failed(_ handler: String, _ message: String) {

@@ -31,7 +31,7 @@ extension RoutingDaemon {
     /// The `welcome` reply, naming the optional requests served.
     nonisolated func welcome(id: String?) -> DaemonMessage {
         var features = [ProtocolFeature.candidates.rawValue, ProtocolFeature.openWith.rawValue, ProtocolFeature.release.rawValue,
-                        ProtocolFeature.history.rawValue, ProtocolFeature.redeliver.rawValue]
+                        ProtocolFeature.history.rawValue, ProtocolFeature.redeliver.rawValue, ProtocolFeature.compete.rawValue]
         var descriptorSocket: String?
         if let path = descriptorSocketPath.withLock({ $0 }) {
             features.append(ProtocolFeature.openDescriptor.rawValue)

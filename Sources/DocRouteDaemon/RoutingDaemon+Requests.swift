@@ -18,7 +18,7 @@ extension RoutingDaemon: RequestResponder {
             } else {
                 connection.send(.error(id: id, code: .unsupportedProtocol, message: "protocol \(version) is not spoken here; docrouted speaks protocol 1"))
             }
-        case .subscribe(let id, let bundleIdentifier):
+        case .subscribe(let id, let bundleIdentifier, let compete):
             let registry = routing.snapshot.registry
             guard let handler = registry.handler(for: bundleIdentifier) else {
                 connection.send(.error(id: id, code: .unknownHandler, message: "no registered handler is '\(bundleIdentifier)'"))
@@ -28,7 +28,7 @@ extension RoutingDaemon: RequestResponder {
                 connection.send(.error(id: id, code: .notPermitted, message: "uid \(connection.credentials.uid) may not subscribe as \(handler.bundleIdentifier) (DocRouteUser is \(handler.manifest.user))"))
                 return
             }
-            if let error = await dispatcher.subscribe(handler, connection: connection, requestID: id) {
+            if let error = await dispatcher.subscribe(handler, connection: connection, requestID: id, compete: compete) {
                 connection.send(.error(error))
             } else {
                 connection.markSubscribed()
@@ -85,6 +85,8 @@ extension RoutingDaemon: RequestResponder {
             let pending = (try? await backend.owedCount(bundleIdentifier: handler.bundleIdentifier)) ?? 0
             var fields = activity.handlerFields(handler.bundleIdentifier)
             fields["inFlight"] = .integer(Int64(await dispatcher.inFlightCount(handler.bundleIdentifier)))
+            let instances = await dispatcher.instanceCount(handler.bundleIdentifier)
+            if instances > 1 { fields["instances"] = .integer(Int64(instances)) }
             handlers.append(HandlerStatus(
                 bundleIdentifier: handler.bundleIdentifier, subscribed: await dispatcher.isSubscribed(handler.bundleIdentifier),
                 pending: pending, extra: fields))

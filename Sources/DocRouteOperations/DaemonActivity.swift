@@ -282,13 +282,14 @@ package final class DaemonActivity: Sendable {
         textfile?.changed()
     }
 
-    /// `handler`'s connection closed with `deliveryIDs` unacknowledged: they stay owed.
-    package func disconnected(_ handler: String, deliveryIDs: [String]) {
+    /// A connection of `handler` closed with `deliveryIDs` unacknowledged: they stay owed. The
+    /// backlog's progress ends with the handler's last connection.
+    package func disconnected(_ handler: String, deliveryIDs: [String], stillSubscribed: Bool = false) {
         let count = state.withLock { state -> Int in
             for id in deliveryIDs where state.sent.removeValue(forKey: id) != nil {
                 state.unacknowledged[handler] = max(0, (state.unacknowledged[handler] ?? 0) - 1)
             }
-            state.drains[handler] = nil
+            if !stillSubscribed { state.drains[handler] = nil }
             return state.unacknowledged[handler] ?? 0
         }
         metrics.unacknowledged(handler: handler, count)

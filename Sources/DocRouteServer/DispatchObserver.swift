@@ -8,8 +8,9 @@ package protocol DispatchObserver: Sendable {
     /// The handler acknowledged a delivery (`handled` false: it declined it); `originalName` is
     /// the document's name as it came, for `status`'s `lastError` of a decline.
     func acknowledged(_ handler: String, deliveryID: String, handled: Bool, originalName: String)
-    /// The handler's connection ended with these deliveries sent and not acknowledged.
-    func disconnected(_ handler: String, deliveryIDs: [String])
+    /// A connection of the handler ended with these deliveries sent and not acknowledged;
+    /// `stillSubscribed` when other competing connections of the handler remain, which get them.
+    func disconnected(_ handler: String, deliveryIDs: [String], stillSubscribed: Bool)
     /// Telling or launching the handler failed, and why.
     func failed(_ handler: String, _ message: String)
 }

@@ -7,6 +7,10 @@ import Logging
 /// Sends each handler what the ledger says it is owed: one `launch` per subscription, then
 /// `openURL` in commit order, at most `window` unacknowledged at a time per connection.
 ///
+/// A handler has one live connection, or several that asked to compete (`"compete":true` on
+/// `subscribe`, feature `compete`): each delivery then goes to one of them at a time, the one with
+/// the fewest in flight, so a slow instance fills only its own window. Order holds per connection.
+///
 /// Acknowledgements are buffered and written to the ledger in batches, in the background: an
 /// `ack` never waits for a disk flush, so a handler that acknowledges each event at once is not
 /// held to one flush per event. An acknowledgement lost in a crash only means the document is
@@ -16,22 +20,63 @@ import Logging
 /// The window is refilled a quarter at a time (or when it is empty), so a burst costs one ledger
 /// read per quarter window rather than one per acknowledgement.
 package actor HandlerDispatcher {
-    struct Subscription {
+    /// One connection subscribed as a handler.
+    struct Instance {
         var connection: ClientConnection
-        /// As the manifest spells it, for ledger queries.
-        var bundleIdentifier: String
-        /// The highest sequence sent on this connection.
-        var lastSent: Int64 = 0
         /// Delivery id to what was sent, not yet acknowledged.
         var inFlight: [String: InFlight] = [:]
-        var pumping = false
-        var repump = false
         /// Nothing but `subscribed` and then `launch` may go out first: until both are sent, a
         /// commit arriving meanwhile (the actor is re-entered while the ledger is read) waits.
         var launched = false
+    }
+
+    /// A handler's live connections: one, or several competing ones.
+    struct Group {
+        /// Tells this group from one made after it for the same handler, across an await.
+        var generation: UInt64
+        /// As the manifest spells it, for ledger queries.
+        var bundleIdentifier: String
+        /// Whether the connections asked to compete; a group that did not has exactly one.
+        var competing: Bool
+        var instances: [Instance]
+        /// Where the next ledger read starts: the highest sequence sent, or lower while
+        /// deliveries that a departed competing connection left unacknowledged wait to go out again.
+        var cursor: Int64 = 0
+        /// The highest sequence sent on any of the connections.
+        var highestSent: Int64 = 0
+        /// Deliveries sent to a competing connection that closed without acknowledging them: owed
+        /// again at once, to the others, under the same ids.
+        var returned: Set<String> = []
+        var pumping = false
+        var repump = false
         /// The last ledger read found fewer owed than there was room for: everything owed was
         /// sent, so a document committed now is worth a read even with less than a refill free.
         var caughtUp = false
+
+        func index(of connection: ClientConnection) -> Int? {
+            instances.firstIndex { $0.connection == connection }
+        }
+
+        var inFlightCount: Int { instances.reduce(0) { $0 + $1.inFlight.count } }
+
+        /// Whether `delivery`, read from the ledger as owed, may go out now: not in flight on any
+        /// connection, and either never sent or given back by a connection that closed (what is
+        /// neither was acknowledged, its acknowledgement not yet written).
+        func mayGoOut(_ delivery: OwedDelivery) -> Bool {
+            let id = delivery.event.deliveryID
+            if delivery.sequence > highestSent { return true }
+            return returned.contains(id) && !instances.contains { $0.inFlight[id] != nil }
+        }
+
+        /// The launched connection with the most room, if any has room.
+        func roomiest(window: Int) -> Int? {
+            if instances.count == 1 { return instances[0].launched && instances[0].inFlight.count < window ? 0 : nil }
+            var best: Int?
+            for (index, instance) in instances.enumerated() where instance.launched && instance.inFlight.count < window {
+                if best == nil || instance.inFlight.count < instances[best!].inFlight.count { best = index }
+            }
+            return best
+        }
     }
 
     /// One event sent and not yet acknowledged: its place in the commit order, and the document's
@@ -46,7 +91,9 @@ package actor HandlerDispatcher {
     let logger: Logger
     /// Told of every send, acknowledgement and disconnection, for status and metrics.
     let activity: (any DispatchObserver)?
-    var subscriptions: [String: Subscription] = [:]
+    /// Keyed by the lowercased bundle identifier.
+    var groups: [String: Group] = [:]
+    var nextGeneration: UInt64 = 1
     var pendingAcknowledgements: [DeliveryAcknowledgement] = []
     /// Which deliveries were sent, on which connection, for their history: written in bulk with
     /// the acknowledgements, by the same writer.
@@ -74,76 +121,105 @@ package actor HandlerDispatcher {
 
     /// Whether a live connection is subscribed as the handler.
     package func isSubscribed(_ bundleIdentifier: String) -> Bool {
-        subscriptions[bundleIdentifier.lowercased()] != nil
+        groups[bundleIdentifier.lowercased()] != nil
     }
 
-    /// Unacknowledged events in flight for a handler.
+    /// Unacknowledged events in flight for a handler, over all its connections.
     package func inFlightCount(_ bundleIdentifier: String) -> Int {
-        subscriptions[bundleIdentifier.lowercased()]?.inFlight.count ?? 0
+        groups[bundleIdentifier.lowercased()]?.inFlightCount ?? 0
     }
 
-    /// Makes `connection` the handler's live connection: replies `subscribed`, then the `launch`.
-    package func subscribe(_ handler: RegisteredHandler, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
+    /// How many connections are subscribed as the handler (more than one only when they compete).
+    package func instanceCount(_ bundleIdentifier: String) -> Int {
+        groups[bundleIdentifier.lowercased()]?.instances.count ?? 0
+    }
+
+    /// Makes `connection` the handler's live connection, or with `compete` one of its competing
+    /// connections: replies `subscribed`, then the `launch`.
+    package func subscribe(_ handler: RegisteredHandler, connection: ClientConnection, requestID: String?, compete: Bool = false) async -> ProtocolError? {
         let key = handler.bundleIdentifier.lowercased()
-        if let existing = subscriptions[key], existing.connection != connection {
-            return ProtocolError(code: .alreadySubscribed, message: "another connection (\(existing.connection.credentials)) is subscribed as \(handler.bundleIdentifier); close it first", requestID: requestID)
-        }
-        if subscriptions[key] != nil {
+        if groups[key]?.index(of: connection) != nil {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is already subscribed as \(handler.bundleIdentifier)", requestID: requestID)
         }
         // One handler per connection: acknowledgements name no handler, so a second subscription
         // on the same connection would make the first one's acks ambiguous.
-        if let other = subscriptions.values.first(where: { $0.connection == connection }) {
+        if let other = groups.values.first(where: { $0.index(of: connection) != nil }) {
             return ProtocolError(code: .alreadySubscribed, message: "this connection is subscribed as \(other.bundleIdentifier) already; a connection serves one handler, so open another connection for \(handler.bundleIdentifier)", requestID: requestID)
         }
-        subscriptions[key] = Subscription(connection: connection, bundleIdentifier: handler.bundleIdentifier)
+        if let existing = groups[key], !(existing.competing && compete) {
+            // A connection that did not ask to compete keeps the handler to itself, and one that
+            // did never joins a connection that did not: a client relying on `already-subscribed`
+            // as a lock of sorts keeps it.
+            let message = existing.competing
+                ? "\(existing.instances.count) competing connection(s) are subscribed as \(handler.bundleIdentifier); subscribe with \"compete\":true to join them, or close them first"
+                : "another connection (\(existing.instances[0].connection.credentials)) is subscribed as \(handler.bundleIdentifier); close it first"
+                    + (compete ? " (it did not ask to compete)" : "")
+            return ProtocolError(code: .alreadySubscribed, message: message, requestID: requestID)
+        }
+        let joining = groups[key] != nil
+        if joining {
+            groups[key]!.instances.append(Instance(connection: connection))
+        } else {
+            groups[key] = Group(generation: nextGeneration, bundleIdentifier: handler.bundleIdentifier, competing: compete,
+                                instances: [Instance(connection: connection)])
+            nextGeneration += 1
+        }
+        let generation = groups[key]!.generation
         // What an earlier connection acknowledged must not come back as owed.
         await acknowledgementsWritten()
         do {
-            let pending = try await store.owedCount(bundleIdentifier: handler.bundleIdentifier)
-            let first = try await store.owed(bundleIdentifier: handler.bundleIdentifier, afterSequence: 0, limit: 1).first
-            guard subscriptions[key]?.connection == connection else { return nil }
+            let owedCount = try await store.owedCount(bundleIdentifier: handler.bundleIdentifier)
+            guard groups[key]?.generation == generation, groups[key]?.index(of: connection) != nil else { return nil }
+            // Owed and not in flight on another of the handler's connections.
+            let pending = max(0, owedCount - groups[key]!.inFlightCount)
+            let inFlightElsewhere = groups[key]!.inFlightCount
+            let candidates = try await store.owed(bundleIdentifier: handler.bundleIdentifier, afterSequence: groups[key]!.cursor,
+                                                  limit: 1 + inFlightElsewhere)
+            guard groups[key]?.generation == generation, let index = groups[key]!.index(of: connection) else { return nil }
             connection.send(.subscribed(id: requestID, bundleIdentifier: handler.bundleIdentifier, pending: pending))
-            if let first {
+            if let first = candidates.first(where: { groups[key]!.mayGoOut($0) }) {
                 connection.send(.launch(first.event))
                 noteSent([first], as: .launch, on: connection)
                 activity?.sent(handler.bundleIdentifier, deliveryID: first.event.deliveryID)
                 let name = Self.originalName(of: first.event)
                 logSent(first.event, as: "launch", name: name, bundleIdentifier: handler.bundleIdentifier)
-                subscriptions[key]?.lastSent = first.sequence
-                subscriptions[key]?.inFlight[first.event.deliveryID] = InFlight(sequence: first.sequence, originalName: name)
+                groups[key]!.instances[index].inFlight[first.event.deliveryID] = InFlight(sequence: first.sequence, originalName: name)
+                markSent(first, in: key)
             } else {
                 connection.send(.plainLaunch)
             }
-            subscriptions[key]?.launched = true
+            groups[key]!.instances[index].launched = true
             activity?.subscribed(handler.bundleIdentifier, pending: pending)
-            logger.info("handler subscribed", metadata: ["bundle-id": "\(handler.bundleIdentifier)", "pending": "\(pending)", "peer": "\(connection.credentials)"])
+            logger.info("handler subscribed", metadata: [
+                "bundle-id": "\(handler.bundleIdentifier)", "pending": "\(pending)", "peer": "\(connection.credentials)",
+            ].merging(compete ? ["competing": "\(groups[key]!.instances.count)"] : [:]) { $1 })
         } catch {
-            subscriptions[key] = nil
+            remove(connection, from: key)
             return ProtocolError(code: .internal, message: "the ledger could not be read: \(error)", requestID: requestID)
         }
-        await pump(key, bundleIdentifier: handler.bundleIdentifier)
+        await pump(key)
         return nil
     }
 
     /// A document was committed for a handler: send it if the handler is subscribed and has room.
     package func committed(bundleIdentifier: String) async {
         let key = bundleIdentifier.lowercased()
-        guard subscriptions[key] != nil else {
+        guard groups[key] != nil else {
             onUnsubscribedDelivery(bundleIdentifier)
             return
         }
-        await pump(key, bundleIdentifier: bundleIdentifier)
+        await pump(key)
     }
 
     /// An `ack` from `connection`. Only deliveries sent on that connection can be acknowledged.
     package func acknowledge(deliveryID: String, handled: Bool, connection: ClientConnection, requestID: String?) async -> ProtocolError? {
         let started = profiling ? ContinuousClock.now : nil
-        // No copy of the subscription is held while its `inFlight` changes: a copy would make the
-        // change copy the whole window's dictionary, once per acknowledgement.
-        guard let key = subscriptions.first(where: { $0.value.connection == connection })?.key,
-              let sent = subscriptions[key]?.inFlight.removeValue(forKey: deliveryID),
-              let bundleIdentifier = subscriptions[key]?.bundleIdentifier
+        // No copy of the group is held while an `inFlight` changes: a copy would make the change
+        // copy the whole window's dictionary, once per acknowledgement.
+        guard let key = groups.first(where: { $0.value.index(of: connection) != nil })?.key,
+              let index = groups[key]?.index(of: connection),
+              let sent = groups[key]?.instances[index].inFlight.removeValue(forKey: deliveryID),
+              let bundleIdentifier = groups[key]?.bundleIdentifier
         else {
             return ProtocolError(code: .notFound, message: "no delivery '\(deliveryID)' is waiting for an acknowledgement on this connection", requestID: requestID)
         }
@@ -160,17 +236,48 @@ package actor HandlerDispatcher {
             acknowledgementIntake.count += 1
             acknowledgementIntake.duration += ContinuousClock.now - started
         }
-        await pump(key, bundleIdentifier: bundleIdentifier)
+        await pump(key)
         return nil
     }
 
-    /// The connection closed: its unacknowledged events stay owed and go out on the next subscription.
-    package func disconnected(_ connection: ClientConnection) {
-        for (key, subscription) in subscriptions where subscription.connection == connection {
-            subscriptions[key] = nil
-            activity?.disconnected(subscription.bundleIdentifier, deliveryIDs: Array(subscription.inFlight.keys))
-            logger.info("handler disconnected", metadata: ["bundle-id": "\(key)", "unacknowledged": "\(subscription.inFlight.count)"])
+    /// The connection closed. Its unacknowledged events stay owed: they go out on the next
+    /// subscription, or at once to the handler's other competing connections.
+    package func disconnected(_ connection: ClientConnection) async {
+        guard let key = groups.first(where: { $0.value.index(of: connection) != nil })?.key,
+              let index = groups[key]?.index(of: connection)
+        else { return }
+        let instance = groups[key]!.instances[index]
+        let bundleIdentifier = groups[key]!.bundleIdentifier
+        remove(connection, from: key)
+        let remaining = groups[key]?.instances.count ?? 0
+        activity?.disconnected(bundleIdentifier, deliveryIDs: Array(instance.inFlight.keys), stillSubscribed: remaining > 0)
+        logger.info("handler disconnected", metadata: [
+            "bundle-id": "\(key)", "unacknowledged": "\(instance.inFlight.count)",
+        ].merging(remaining > 0 ? ["competing": "\(remaining)"] : [:]) { $1 })
+        if remaining > 0 { await pump(key) }
+    }
+
+    /// Takes `connection` out of the handler's group; what it had in flight is given back to the
+    /// others, or the group ends with it.
+    private func remove(_ connection: ClientConnection, from key: String) {
+        guard let index = groups[key]?.index(of: connection) else { return }
+        let instance = groups[key]!.instances.remove(at: index)
+        guard !groups[key]!.instances.isEmpty else {
+            groups[key] = nil
+            return
         }
+        for (deliveryID, sent) in instance.inFlight {
+            groups[key]!.returned.insert(deliveryID)
+            groups[key]!.cursor = min(groups[key]!.cursor, sent.sequence - 1)
+        }
+    }
+
+    /// Notes that `delivery` went out: the read cursor moves past it unless deliveries given back
+    /// lie behind it.
+    private func markSent(_ delivery: OwedDelivery, in key: String) {
+        groups[key]!.highestSent = max(groups[key]!.highestSent, delivery.sequence)
+        if !groups[key]!.returned.isEmpty { groups[key]!.returned.remove(delivery.event.deliveryID) }
+        if groups[key]!.returned.isEmpty { groups[key]!.cursor = max(groups[key]!.cursor, groups[key]!.highestSent) }
     }
 
     /// Keeps, for the history, that `deliveries` were sent on `connection`; the acknowledgement
@@ -238,59 +345,91 @@ package actor HandlerDispatcher {
     /// Free slots that make a ledger read worth it while events are still in flight.
     var refillSize: Int { max(1, window / 4) }
 
-    /// The room in the window and the last sequence sent, when a ledger read is worth it now.
-    /// (A function of its own so that its copy of the subscription is gone before the read.)
-    private func refill(_ key: String) -> (room: Int, lastSent: Int64)? {
-        guard let subscription = subscriptions[key] else { return nil }
-        let room = window - subscription.inFlight.count
+    /// Where the read starts and how many to read (the room over the group's launched
+    /// connections, and past what is in flight when reading behind it), when a ledger read is
+    /// worth it now. (A function of its own
+    /// so that its copy of the group is gone before the read.)
+    private func refill(_ key: String) -> (cursor: Int64, limit: Int)? {
+        guard let group = groups[key] else { return nil }
+        var room = 0
+        var anyEmpty = false
+        for instance in group.instances where instance.launched {
+            room += max(0, window - instance.inFlight.count)
+            anyEmpty = anyEmpty || instance.inFlight.isEmpty
+        }
         // Without `caughtUp`, a window filled one commit at a time could stop one short of full
         // for as long as the handler does not acknowledge.
-        guard room > 0, room >= refillSize || subscription.inFlight.isEmpty || subscription.caughtUp else { return nil }
-        return (room, subscription.lastSent)
+        guard room > 0, room >= refillSize || anyEmpty || group.caughtUp || !group.returned.isEmpty else { return nil }
+        // Read behind the highest sent only for what was given back; what is in flight there is
+        // read too and passed over.
+        let limit = group.returned.isEmpty ? room : room + group.inFlightCount
+        return (group.cursor, limit)
     }
 
-    func pump(_ key: String, bundleIdentifier: String) async {
-        // Only the connection is kept across the awaits, never a copy of the subscription: a copy
-        // shares the `inFlight` dictionary, and each send below would then copy all of it.
-        guard let connection = subscriptions[key]?.connection, subscriptions[key]?.launched == true else { return }
-        if subscriptions[key]?.pumping == true {
+    func pump(_ key: String) async {
+        guard let generation = groups[key]?.generation else { return }
+        if groups[key]!.pumping {
             // A pump is already reading the ledger; make it look again before it stops.
-            subscriptions[key]?.repump = true
+            groups[key]!.repump = true
             return
         }
-        subscriptions[key]?.pumping = true
-        defer { if subscriptions[key]?.connection == connection { subscriptions[key]?.pumping = false } }
-        while subscriptions[key]?.connection == connection {
-            subscriptions[key]?.repump = false
-            guard let (room, lastSent) = refill(key) else { return }
+        groups[key]!.pumping = true
+        defer { if groups[key]?.generation == generation { groups[key]!.pumping = false } }
+        while groups[key]?.generation == generation {
+            groups[key]!.repump = false
+            guard let (cursor, limit) = refill(key) else { return }
+            let bundleIdentifier = groups[key]!.bundleIdentifier
             let started = profiling ? ContinuousClock.now : nil
             let owed: [OwedDelivery]
             do {
-                owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: lastSent, limit: room)
+                owed = try await store.owed(bundleIdentifier: bundleIdentifier, afterSequence: cursor, limit: limit)
             } catch {
                 logger.error("the ledger could not be read: \(error)", metadata: ["bundle-id": "\(bundleIdentifier)"])
                 return
             }
-            // The connection may have gone, or acknowledged more, while the ledger was read.
-            guard subscriptions[key]?.connection == connection else { return }
-            for delivery in owed where delivery.sequence > subscriptions[key]!.lastSent {
-                connection.send(.openURL(delivery.event))
-                activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
-                let name = Self.originalName(of: delivery.event)
-                logSent(delivery.event, as: "openURL", name: name, bundleIdentifier: bundleIdentifier)
-                subscriptions[key]!.lastSent = delivery.sequence
-                subscriptions[key]!.inFlight[delivery.event.deliveryID] = InFlight(sequence: delivery.sequence, originalName: name)
+            // The connections may have gone, or acknowledged more, while the ledger was read.
+            guard groups[key]?.generation == generation else { return }
+            var sent = 0
+            var outOfRoom = false
+            // Per connection, for the history's notices: one batch each, as with a single one.
+            var batches = [[OwedDelivery]](repeating: [], count: groups[key]!.instances.count)
+            for delivery in owed {
+                if groups[key]!.mayGoOut(delivery) {
+                    guard let index = groups[key]!.roomiest(window: window) else {
+                        outOfRoom = true
+                        break
+                    }
+                    let connection = groups[key]!.instances[index].connection
+                    connection.send(.openURL(delivery.event))
+                    activity?.sent(bundleIdentifier, deliveryID: delivery.event.deliveryID)
+                    let name = Self.originalName(of: delivery.event)
+                    logSent(delivery.event, as: "openURL", name: name, bundleIdentifier: bundleIdentifier)
+                    groups[key]!.instances[index].inFlight[delivery.event.deliveryID] = InFlight(sequence: delivery.sequence, originalName: name)
+                    batches[index].append(delivery)
+                    markSent(delivery, in: key)
+                    sent += 1
+                }
+                // Everything up to here went out, is in flight on a connection, or was
+                // acknowledged: the next read starts after it.
+                groups[key]!.cursor = max(groups[key]!.cursor, delivery.sequence)
             }
-            noteSent(owed, as: .openURL, on: connection)
-            subscriptions[key]!.caughtUp = owed.count < room
-            if let started, !owed.isEmpty {
+            for (index, batch) in batches.enumerated() where !batch.isEmpty {
+                noteSent(batch, as: .openURL, on: groups[key]!.instances[index].connection)
+            }
+            if !outOfRoom && owed.count < limit && !groups[key]!.returned.isEmpty {
+                // The read reached the end: whatever was given back and not read is owed no more.
+                groups[key]!.returned.removeAll()
+                groups[key]!.cursor = max(groups[key]!.cursor, groups[key]!.highestSent)
+            }
+            groups[key]!.caughtUp = owed.count < limit
+            if let started, sent > 0 {
                 // The step `dispatch`: the ledger read of what is owed, then the `openURL` lines.
                 logger.debug("events sent", metadata: [
-                    "bundle-id": "\(bundleIdentifier)", "events": "\(owed.count)",
+                    "bundle-id": "\(bundleIdentifier)", "events": "\(sent)",
                     "steps": "dispatch=\(Self.microseconds(ContinuousClock.now - started))us",
                 ])
             }
-            if owed.count < room && subscriptions[key]?.repump != true { return }
+            if owed.count < limit && groups[key]?.repump != true { return }
         }
     }
 }

@@ -35,6 +35,11 @@ struct SubscribeCommand: AsyncParsableCommand {
             handler for good (unknown-handler, not-permitted), so a systemd unit can stop \
             restarting it with RestartPreventExitStatus=78; 1 when another connection is the \
             handler (already-subscribed), docrouted cannot be reached, or it goes away.
+
+            With --compete, several `docroutectl subscribe --compete` of one handler (on this \
+            host, or on hosts of a fleet) share its documents: each goes to one of them, the one \
+            with the fewest unacknowledged, and what one leaves unacknowledged when it ends goes \
+            to the others.
             """)
 
     @OptionGroup var daemon: DaemonSocketOptions
@@ -47,6 +52,9 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     @Flag(help: "Print only the JSON lines: no notes on standard error about subscribing and acknowledging.")
     var json = false
+
+    @Flag(help: "Be one of the handler's competing instances: each document goes to one of them (every instance must say --compete).")
+    var compete = false
 
     @Option(
         parsing: .remaining,
@@ -89,7 +97,7 @@ struct SubscribeCommand: AsyncParsableCommand {
         let pending: Int
         do {
             _ = try await connection.hello()
-            pending = try await connection.subscribe(bundleIdentifier: bundleIdentifier)
+            pending = try await connection.subscribe(bundleIdentifier: bundleIdentifier, compete: compete)
         } catch {
             throw error.report("subscribe as \(bundleIdentifier)", status: Self.isRefusedForGood(error) ? Self.refusedStatus : 1)
         }

@@ -73,7 +73,7 @@ import Testing
         }
         // The contract elides the feature list (`[…]`); the fields and their order are these.
         #expect(examples.contains(#"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":[…],"descriptorSocket":"docroute.fd.sock"}"#))
-        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor","release","history","redeliver"],"descriptorSocket":"docroute.fd.sock"}"#
+        let welcome = #"{"type":"welcome","protocol":1,"daemon":"docrouted/VERSION","features":["candidates","open-with","open-descriptor","release","history","redeliver","compete"],"descriptorSocket":"docroute.fd.sock"}"#
         let message = DaemonMessage.welcome(protocol: 1, daemon: "docrouted/VERSION", features: ProtocolFeature.allCases.map(\.rawValue),
                                             descriptorSocket: "docroute.fd.sock")
         #expect(text(message.encodedLine()) == welcome + "\n")

@@ -11,15 +11,24 @@ import Glibc
 final class HistoryHandler: @unchecked Sendable {
     let socket: String
     let bundleIdentifier: String
+    /// Subscribes as one of the handler's competing connections.
+    let compete: Bool
+    /// How long each document takes before its acknowledgement.
+    let pause: TimeInterval
+    /// False for an instance that hangs: it reads each document and never acknowledges it.
+    let acknowledges: Bool
     private let lock = NSLock()
     private var history = DeliveryHistory()
     private var stopping = false
     private var finished = false
     private var subscriptions = 0
 
-    init(socket: String, bundleIdentifier: String) {
+    init(socket: String, bundleIdentifier: String, compete: Bool = false, pause: TimeInterval = 0, acknowledges: Bool = true) {
         self.socket = socket
         self.bundleIdentifier = bundleIdentifier
+        self.compete = compete
+        self.pause = pause
+        self.acknowledges = acknowledges
     }
 
     func start() {
@@ -101,7 +110,9 @@ final class HistoryHandler: @unchecked Sendable {
 
     private func serve(_ client: LineClient) {
         do {
-            try client.send(["type": "subscribe", "id": "history", "bundleIdentifier": bundleIdentifier])
+            var subscribe: [String: Any] = ["type": "subscribe", "id": "history", "bundleIdentifier": bundleIdentifier]
+            if compete { subscribe["compete"] = true }
+            try client.send(subscribe)
         } catch {
             return
         }
@@ -142,6 +153,8 @@ final class HistoryHandler: @unchecked Sendable {
                                             originalFilename: annotation?["originalFilename"] as? String ?? "",
                                             observedSHA256: observed))
                 }
+                guard acknowledges else { continue }
+                if pause > 0 { usleep(useconds_t(pause * 1_000_000)) }
                 do {
                     try client.send(["type": "ack", "deliveryID": deliveryID, "handled": true])
                     lock.withLock { history.acknowledged(deliveryID) }

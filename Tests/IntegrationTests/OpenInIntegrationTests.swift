@@ -138,7 +138,7 @@ import Glibc
         #expect(replies.count == 7, "\(replies)")
         guard replies.count == 7 else { return }
         let welcome = replies[0]
-        #expect(Set(welcome["features"] as? [String] ?? []) == ["candidates", "open-with", "open-descriptor", "release", "history", "redeliver"], "\(welcome)")
+        #expect(Set(welcome["features"] as? [String] ?? []) == ["candidates", "open-with", "open-descriptor", "release", "history", "redeliver", "compete"], "\(welcome)")
         #expect(welcome["descriptorSocket"] as? String == "s.fd.sock", "\(welcome)")
         for (reply, words) in zip(replies[1...4], ["FIFO", "folder", "not open for reading", "exactly one descriptor"]) {
             #expect(reply["type"] as? String == "error" && reply["code"] as? String == "bad-request", "\(reply)")

@@ -143,6 +143,31 @@ class ConnectionTests(DaemonTestCase):
         assert isinstance(plain, docroute.Launch)
         self.assertTrue(plain.is_plain)
 
+    def test_competing_connections_share_documents_and_a_single_one_is_refused(self) -> None:
+        first = self.connect()
+        self.assertEqual(first.subscribe(MOLECULES, compete=True), 0)
+        second = self.connect()
+        self.assertEqual(second.subscribe(MOLECULES, compete=True), 0)
+        for connection in (first, second):
+            plain = self.next_event(connection)
+            assert isinstance(plain, docroute.Launch)
+            self.assertTrue(plain.is_plain)
+        alone = self.connect()
+        with self.assertRaises(docroute.DocRouteError) as refused:
+            alone.subscribe(MOLECULES)
+        self.assertEqual(refused.exception.code, docroute.ErrorCode.ALREADY_SUBSCRIBED)
+        self.assertIn('"compete":true', refused.exception.message)
+
+        # Two documents, neither acknowledged: one to each, to the one with fewer in flight.
+        self.daemon.drop("one.pdb", PDB)
+        self.daemon.drop("two.pdb", PDB + b"REMARK two\n")
+        names = set()
+        for connection in (first, second):
+            event = self.next_event(connection)
+            assert isinstance(event, docroute.OpenURL)
+            names.add(Path(event.path).name)
+        self.assertEqual(names, {"one.pdb", "two.pdb"})
+
     def test_an_ack_for_an_unknown_delivery_arrives_as_an_error_event(self) -> None:
         connection, _ = self.subscribe()
         plain = self.next_event(connection)

@@ -137,9 +137,10 @@ class AsyncConnection:
         """Whether the daemon serves a :class:`~docroute.Feature` (asks for `welcome` once if needed)."""
         return (await self.welcome()).offers(feature)
 
-    async def subscribe(self, bundle_identifier: str) -> int:
-        """Becomes that handler's live connection; returns how many documents are waiting."""
-        reply = await self._request(requests.subscribe(bundle_identifier), "subscribed")
+    async def subscribe(self, bundle_identifier: str, *, compete: bool = False) -> int:
+        """Becomes that handler's live connection (with ``compete=True``, one of its competing
+        connections); returns how many documents are waiting."""
+        reply = await self._request(requests.subscribe(bundle_identifier, compete), "subscribed")
         pending = reply.get("pending")
         return pending if isinstance(pending, int) else 0
 

@@ -145,12 +145,15 @@ class Connection:
         """Whether the daemon serves a :class:`~docroute.Feature` (asks for `welcome` once if needed)."""
         return self.welcome().offers(feature)
 
-    def subscribe(self, bundle_identifier: str) -> int:
+    def subscribe(self, bundle_identifier: str, *, compete: bool = False) -> int:
         """Becomes that handler's live connection; returns how many documents are waiting.
 
-        The `launch` event follows on :meth:`events`.
+        The `launch` event follows on :meth:`events`. With ``compete=True`` the connection is one
+        of the handler's competing instances (feature ``compete``): each delivery goes to one of
+        them, and what one leaves unacknowledged goes to the others. Every connection of the
+        handler must ask for it alike; otherwise the reply is ``already-subscribed``.
         """
-        reply = self._request(requests.subscribe(bundle_identifier), "subscribed")
+        reply = self._request(requests.subscribe(bundle_identifier, compete), "subscribed")
         pending = reply.get("pending")
         return pending if isinstance(pending, int) else 0
 

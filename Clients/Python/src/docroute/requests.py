@@ -14,8 +14,11 @@ def hello(protocol_version: int = PROTOCOL_VERSION) -> JSONObject:
     return {"type": "hello", "protocol": protocol_version}
 
 
-def subscribe(bundle_identifier: str) -> JSONObject:
-    return {"type": "subscribe", "bundleIdentifier": bundle_identifier}
+def subscribe(bundle_identifier: str, compete: bool = False) -> JSONObject:
+    message: JSONObject = {"type": "subscribe", "bundleIdentifier": bundle_identifier}
+    if compete:
+        message["compete"] = True
+    return message
 
 
 def ack(delivery_id: str, handled: bool) -> JSONObject:

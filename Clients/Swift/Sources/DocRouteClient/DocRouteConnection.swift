@@ -244,8 +244,13 @@ public actor DocRouteConnection {
 
     /// Subscribes as the handler with this bundle identifier and returns how many documents are
     /// waiting for it. The `launch` event follows on ``events``.
-    public func subscribe(bundleIdentifier: String) async throws(DocRouteClientError) -> Int {
-        let reply = try await request { id in .subscribe(id: id, bundleIdentifier: bundleIdentifier) }
+    ///
+    /// With `compete`, this connection becomes one of the handler's competing instances (the
+    /// daemon's feature `compete`): each delivery goes to one of them, the one with the fewest in
+    /// flight, and what one leaves unacknowledged goes to the others. Every connection of the
+    /// handler must ask for it alike; otherwise the reply is `already-subscribed`.
+    public func subscribe(bundleIdentifier: String, compete: Bool = false) async throws(DocRouteClientError) -> Int {
+        let reply = try await request { id in .subscribe(id: id, bundleIdentifier: bundleIdentifier, compete: compete) }
         guard case .subscribed(_, _, let pending) = reply else { throw unexpected(reply, for: "subscribe") }
         return pending
     }

@@ -4,8 +4,9 @@
 public enum ClientMessage: Sendable, Hashable {
     /// `{"type":"hello","protocol":1}`: optional first message, answered by `welcome`.
     case hello(protocol: Int, id: String? = nil)
-    /// Become the live connection of the handler with this bundle identifier.
-    case subscribe(id: String?, bundleIdentifier: String)
+    /// Become the live connection of the handler with this bundle identifier; with `compete`, one
+    /// of its competing connections, which share its deliveries (feature `compete`).
+    case subscribe(id: String?, bundleIdentifier: String, compete: Bool = false)
     /// The handler has taken (`handled: true`) or declined a delivery. No reply on success.
     case ack(deliveryID: String, handled: Bool, id: String? = nil)
     /// Route a custom-scheme URL or a file URL to its handler; with `bundleIdentifier`, to that
@@ -38,7 +39,7 @@ public enum ClientMessage: Sendable, Hashable {
     /// The request `id`, if the message carries one.
     public var id: String? {
         switch self {
-        case .hello(_, let id), .subscribe(let id, _), .ack(_, _, let id), .open(let id, _, _, _),
+        case .hello(_, let id), .subscribe(let id, _, _), .ack(_, _, let id), .open(let id, _, _, _),
             .openDescriptor(let id, _, _, _), .candidates(let id, _), .candidatesDescriptor(let id, _), .status(let id),
             .release(let id, _, _), .history(let id, _), .redeliver(let id, _, _, _):
             id
@@ -73,7 +74,7 @@ extension ClientMessage {
         case "hello":
             self = .hello(protocol: try object.integer("protocol"), id: id)
         case "subscribe":
-            self = .subscribe(id: id, bundleIdentifier: try object.string("bundleIdentifier"))
+            self = .subscribe(id: id, bundleIdentifier: try object.string("bundleIdentifier"), compete: try object.optionalBool("compete") ?? false)
         case "ack":
             self = .ack(deliveryID: try object.string("deliveryID"), handled: try object.bool("handled"), id: id)
         case "open":
@@ -130,8 +131,9 @@ extension ClientMessage {
         switch self {
         case .hello(let version, _):
             writer.field("protocol", version)
-        case .subscribe(_, let bundleIdentifier):
+        case .subscribe(_, let bundleIdentifier, let compete):
             writer.field("bundleIdentifier", bundleIdentifier)
+            if compete { writer.field("compete", true) }
         case .ack(let deliveryID, let handled, _):
             writer.field("deliveryID", deliveryID)
             writer.field("handled", handled)

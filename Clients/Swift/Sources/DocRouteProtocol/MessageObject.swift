@@ -89,6 +89,13 @@ struct MessageObject {
         return string
     }
 
+    /// An optional boolean; absent and `null` both read as `nil`.
+    func optionalBool(_ field: String) throws(ProtocolError) -> Bool? {
+        guard let value = members[field], value != .null else { return nil }
+        guard case .bool(let bool) = value else { throw mistyped(field, expected: "a boolean", found: value) }
+        return bool
+    }
+
     func bool(_ field: String) throws(ProtocolError) -> Bool {
         let value = try required(field)
         guard case .bool(let bool) = value else { throw mistyped(field, expected: "a boolean", found: value) }

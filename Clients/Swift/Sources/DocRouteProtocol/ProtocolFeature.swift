@@ -13,4 +13,6 @@ public enum ProtocolFeature: String, Sendable, Hashable, CaseIterable {
     case history = "history"
     /// The `redeliver` request: acknowledged or declined documents sent to their handlers again.
     case redeliver = "redeliver"
+    /// `subscribe` with `"compete":true`: several connections share one handler's deliveries.
+    case compete = "compete"
 }
