@@ -42,12 +42,14 @@ import Testing
             try harness.drop(name, documents[name]!)
         }
         #expect(harness.waitForInboxDrained(timeout: 30))
+        // Everything went out: what the hung instance holds, and the rest acknowledged by the others.
+        let shared = harness.waitUntil(timeout: 30) {
+            Set(hung.snapshot.announcements.map(\.deliveryID)).count + Set(slow.snapshot.acks).union(quick.snapshot.acks).count == 60
+        }
+        #expect(shared, "\(hung.snapshot.summary) / \(slow.snapshot.summary) / \(quick.snapshot.summary)")
         let held = Set(hung.snapshot.announcements.map(\.deliveryID))
         #expect(!held.isEmpty, "the hung instance was given some of the burst")
-        #expect(harness.waitUntil(timeout: 30) { Set(slow.snapshot.acks).union(quick.snapshot.acks).count == 60 - held.count },
-                "\(slow.snapshot.summary) / \(quick.snapshot.summary)")
-        #expect(!slow.snapshot.acks.isEmpty, "the slow instance took part")
-        #expect(quick.snapshot.acks.count > slow.snapshot.acks.count, "the quick one, with room more often, took more")
+        #expect(!slow.snapshot.acks.isEmpty && !quick.snapshot.acks.isEmpty, "every instance took part")
 
         // The hung instance's connection ends: what it held goes to the others, same ids.
         let hungSeen = hung.stop()
