@@ -59,7 +59,10 @@ struct StatusView {
             let today = handler.extra["deliveredToday"]?.integerValue
                 ?? ledger[handler.bundleIdentifier]?.objectValue?["deliveredToday"]?.integerValue
             rows.append([
-                handler.bundleIdentifier, handler.subscribed ? "yes" : "no", Self.grouped(Int64(handler.pending)),
+                // Competing connections of one handler: how many.
+                handler.bundleIdentifier,
+                handler.subscribed ? (handler.extra["instances"]?.integerValue.map { "yes (\($0) competing)" } ?? "yes") : "no",
+                Self.grouped(Int64(handler.pending)),
                 handler.extra["inFlight"]?.integerValue.map(Self.grouped) ?? "-",
                 today.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
                 // Documents the handler answered with handled:false, as the ledger counts them.

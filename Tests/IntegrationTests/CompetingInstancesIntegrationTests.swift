@@ -34,6 +34,8 @@ import Testing
         defer { _ = slow.stop(); _ = quick.stop() }
         let status = try Self.handlerStatus(harness)
         #expect(status?["instances"] as? Int == 3, "\(String(describing: status))")
+        let shown = try CtlProcess.run(["status", "--socket", harness.socket]).output
+        #expect(shown.split(separator: "\n").contains { $0.hasPrefix(Self.molecules) && $0.contains("yes (3 competing)") }, "\(shown)")
 
         var documents: [String: [UInt8]] = [:]
         for index in 0..<60 {
