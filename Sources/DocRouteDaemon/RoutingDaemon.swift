@@ -275,6 +275,8 @@ package actor RoutingDaemon {
         administrators.withLock { $0 = loaded.administrators }
         handlerUsers.withLock { $0 = loaded.handlerUsers }
         routing.replace(with: loaded.routing)
+        // The handlers this host can launch may have changed: the fleet hears of it at once.
+        fleet?.launcher.wake()
         let registry = loaded.routing.registry
         let defaults = loaded.routing.defaults
         logger.info("handlers and defaults reloaded (\(reason))", metadata: [

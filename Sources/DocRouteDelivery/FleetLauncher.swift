@@ -10,8 +10,9 @@ import Logging
 /// subscribes, the fleet's dispatcher claims its deliveries as for any subscribed handler.
 ///
 /// It looks when `NOTIFY` names a handler (forwarded by the ``FleetDispatcher``) and otherwise
-/// polls, from 1 s doubling to 30 s while nothing is owed to a handler connected nowhere. A host
-/// with no launch command in its manifests sends no query at all.
+/// polls, from 1 s doubling to 30 s while nothing is owed to a handler connected nowhere. It also
+/// publishes the handlers this host can launch when a reload changed them. A host with no launch
+/// command in its manifests looks for nothing.
 package actor FleetLauncher {
     let queue: FleetQueue
     let logger: Logger
@@ -21,6 +22,8 @@ package actor FleetLauncher {
     var launch: (@Sendable (String) async -> Void)?
     /// Handlers whose deliveries wait for want of a live host to launch them, already logged.
     var waitingLogged: Set<String> = []
+    /// What this host last published as launchable, so a reload that changes it is published.
+    var published: [String]?
     var unreachable = false
     var woken = false
     var waiter: CheckedContinuation<Void, Never>?
@@ -60,7 +63,8 @@ package actor FleetLauncher {
     /// handler was found so (its launch may take a while to subscribe: looked at again soon).
     func look() async -> Bool {
         guard let launchable, let launch else { return false }
-        let handlers = launchable()
+        let handlers = launchable().sorted()
+        if handlers != published, (try? await queue.publishLaunchable(handlers)) == true { published = handlers }
         guard !handlers.isEmpty else { return false }
         let owed: [String]
         do {

@@ -8,6 +8,21 @@ extension FleetQueue {
     /// A two-key lock: it never meets the migration's one-key lock.
     package static let launchLockSpace: Int32 = 0x6c61_756e
 
+    /// Publishes the handlers this host can launch (`hosts.launchable`), as loaded now: registration
+    /// writes them at start, this after a reload changed them. False when this host has no row
+    /// yet (its membership registers it with them).
+    package func publishLaunchable(_ bundleIdentifiers: [String]) async throws(FleetError) -> Bool {
+        let host = hostName
+        let logger = logger
+        let sorted = bundleIdentifiers.sorted()
+        return try await exclusive("publishing the handlers this host can launch") { connection in
+            let rows = try await connection.query("UPDATE hosts SET launchable = \(sorted) WHERE name = \(host) RETURNING name", logger: logger)
+            var found = false
+            for try await _ in rows { found = true }
+            return found
+        }
+    }
+
     /// Of `handlers` (those this host can launch), the ones with deliveries waiting to be claimed
     /// (owed, or claimed under a lease run out) that no live host has subscribed. One query; each
     /// handler's look uses the claim's index and stops at its first row.

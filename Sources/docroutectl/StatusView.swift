@@ -126,6 +126,10 @@ struct StatusView {
             ])
         }
         lines += table(rows).map { "  " + $0 }
+        // Owed to a handler subscribed on no live host: who launches it, or why nobody can.
+        for (handler, reason) in (fleet["waiting"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            lines.append("  \(handler): \(reason.stringValue ?? "waiting")")
+        }
         return lines
     }
 

@@ -36,8 +36,14 @@ import Glibc
         let manifest = harness.handlers + "/molecules.plist"
         var text = try String(contentsOfFile: manifest, encoding: .utf8)
         let sample = "<string>/bin/sh</string>\n<string>-c</string>\n<string>exec docroutectl subscribe com.sunsetlakesoftware.molecules --count 1</string>"
-        #expect(text.contains(sample), "the sample manifest's launch command changed")
-        text = text.replacingOccurrences(of: sample, with: "<string>\(script)</string>")
+        if text.contains(sample) {
+            text = text.replacingOccurrences(of: sample, with: "<string>\(script)</string>")
+        } else {
+            // The harness stripped the sample's launch command: this handler alone gets one.
+            let user = "<key>DocRouteUser</key>"
+            #expect(text.contains(user), "the sample manifest has no DocRouteUser")
+            text = text.replacingOccurrences(of: user, with: "<key>DocRouteLaunchCommand</key>\n<array><string>\(script)</string></array>\n" + user)
+        }
         try text.write(toFile: manifest, atomically: true, encoding: .utf8)
         return (launched, received)
     }
@@ -97,6 +103,64 @@ import Glibc
         #expect(launching.daemonLog.contains("fleet: launching a handler owed deliveries and connected on no host"), "\(launching.daemonLog.suffix(3000))")
         #expect(!intake.daemonLog.contains("handler launched") && !intake.daemonLog.contains("fleet: launching"), "\(intake.daemonLog.suffix(3000))")
         #expect(FleetDeliveryIntegrationTests.files(in: intake.sandbox(Self.molecules)).isEmpty)
+
+        // Its launch command taken out of B's manifest (reloaded as the file changes): B no
+        // longer offers to launch it.
+        let manifest = launching.handlers + "/molecules.plist"
+        var text = try String(contentsOfFile: manifest, encoding: .utf8)
+        if let start = text.range(of: "<key>DocRouteLaunchCommand</key>"), let end = text.range(of: "</array>", range: start.upperBound..<text.endIndex) {
+            text.removeSubrange(start.lowerBound..<end.upperBound)
+        }
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let withdrawn = launching.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT launchable::text FROM hosts WHERE name = 'host-b'", database: "fleet")) == "{}"
+        }
+        #expect(withdrawn, "\((try? server.psql("SELECT launchable FROM hosts", database: "fleet")) ?? "?")\n\(launching.daemonLog.suffix(2000))")
+    }
+
+    @Test func ofTwoHostsThatCanLaunchItTheOneHoldingFewerClaimsDoes() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        // B and C can launch Molecules (and nothing else); B comes first by name but is busy.
+        let intake = try host("host-a", server: server)
+        defer { intake.remove() }
+        let busy = try host("host-b", server: server)
+        defer { busy.remove() }
+        let idle = try host("host-c", server: server)
+        defer { idle.remove() }
+        let onB = try Self.installLaunchedHandler(in: busy)
+        let onC = try Self.installLaunchedHandler(in: idle)
+        for harness in [intake, busy, idle] { try harness.start() }
+        defer { for harness in [intake, busy, idle] { harness.stop() } }
+        #expect(waitForLiveHosts(["host-a", "host-b", "host-c"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))")
+
+        // Host B holds three claims of another handler, whose instance there never acknowledges.
+        for index in 0..<3 { try intake.drop("note-\(index).txt", Array("a note \(index)\n".utf8)) }
+        #expect(intake.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM deliveries", database: "fleet")) == "3"
+        }, "\(intake.daemonLog.suffix(3000))")
+        let other = try server.psql("SELECT DISTINCT handler FROM deliveries", database: "fleet")
+        #expect(!other.isEmpty && other.lowercased() != Self.molecules, "\(other)")
+        let silent = try LineClient(path: busy.socket, timeout: 5)
+        defer { silent.close() }
+        try silent.send(["type": "subscribe", "id": "silent", "bundleIdentifier": other])
+        #expect(silent.readMessage()?["type"] as? String == "subscribed")
+        #expect(busy.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'claimed' AND claimed_by = 'host-b'", database: "fleet")) == "3"
+        }, "\((try? server.psql("SELECT state, claimed_by FROM deliveries", database: "fleet")) ?? "?")")
+
+        let bytes = FleetDeliveryIntegrationTests.document(44)
+        try intake.drop("least-busy.pdb", bytes)
+        let copy = onC.received + "/least-busy.pdb"
+        let got = idle.waitUntil(timeout: 60) { FileManager.default.contents(atPath: copy) == Data(bytes) }
+        #expect(got, "host C's launched handler did not get the document:\nC:\n\(idle.daemonLog.suffix(3000))\nB:\n\(busy.daemonLog.suffix(3000))")
+        #expect(idle.waitUntil(timeout: 30) {
+            (try? server.psql("SELECT state || ' ' || claimed_by FROM deliveries WHERE handler = '\(Self.molecules)'", database: "fleet")) == "acknowledged host-c"
+        })
+        #expect(((try? String(contentsOfFile: onC.launched, encoding: .utf8)) ?? "").split(separator: "\n") == [Substring(Self.molecules)])
+        #expect(!FileManager.default.fileExists(atPath: onB.launched), "host B launched it too")
+        #expect(!busy.daemonLog.contains("handler launched") && !intake.daemonLog.contains("handler launched"))
     }
 
     @Test func whileTheOnlyHostThatCanLaunchItIsDownTheDocumentWaitsAndStatusSaysWhy() throws {
