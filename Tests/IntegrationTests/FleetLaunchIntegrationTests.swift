@@ -191,6 +191,10 @@ import Glibc
         #expect(said, "status's fleet.waiting: \(waiting)")
         let hosts = (try Self.fleetStatus(intake))["hosts"] as? [[String: Any]] ?? []
         #expect(hosts.first { $0["name"] as? String == "host-b" }?["launchable"] as? [String] == [Self.molecules], "\(hosts)")
+        let shown = try CtlProcess.run(["status", "--socket", intake.socket]).output
+        let lines = shown.split(separator: "\n")
+        #expect(lines.contains { $0.contains("\(Self.molecules): subscribed on no live host; only host-b can launch it") }, "\(shown)")
+        #expect(lines.contains { $0.contains("host-b") && $0.contains("GONE") && $0.contains(Self.molecules) }, "\(shown)")
         #expect(try server.psql("SELECT state FROM deliveries", database: "fleet") == "owed")
         #expect(!intake.daemonLog.contains("handler launched"))
 
