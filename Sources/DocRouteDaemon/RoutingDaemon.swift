@@ -182,7 +182,10 @@ package actor RoutingDaemon {
         }
         await fleet?.dispatcher.start(routing: { [routing] in routing.snapshot },
                                       committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
-        await fleet?.startLaunching(launchable: { [routing] in Self.launchableHandlers(routing.snapshot) },
+        await fleet?.startLaunching(launchable: { [self] in
+                                        Self.launchableHandlers(routing.snapshot, users: handlerUsers.withLock { $0 },
+                                                                flagDirectory: configuration.launchFlagDirectory)
+                                    },
                                     launch: { [routing, launcher] bundle in
                                         guard let handler = routing.snapshot.registry.handler(for: bundle) else { return }
                                         await launcher.launchIfNeeded(handler)
@@ -361,9 +364,12 @@ package actor RoutingDaemon {
         state = .finished
     }
 
-    /// The handlers this host can launch: those whose manifest has a launch command.
-    static func launchableHandlers(_ routing: RoutingSnapshot) -> [String] {
-        routing.registry.handlers.filter { $0.manifest.launchCommand != nil }.map(\.bundleIdentifier)
+    /// The handlers this host can launch: those whose manifest has a launch command and that its
+    /// launcher would not refuse (``HandlerLauncher/wouldLaunch(_:uid:flagDirectory:ownUID:)``).
+    static func launchableHandlers(_ routing: RoutingSnapshot, users: HandlerUsers, flagDirectory: String?) -> [String] {
+        routing.registry.handlers.filter {
+            HandlerLauncher.wouldLaunch($0.manifest, uid: users.byBundle[$0.bundleIdentifier.lowercased()], flagDirectory: flagDirectory)
+        }.map(\.bundleIdentifier)
     }
 
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.

@@ -15,6 +15,7 @@ package struct FleetHost: Sendable, Hashable {
     package var bundleIdentifiers: [String]
     /// The handlers whose manifest here has a launch command (`DocRouteLaunchCommand`): the
     /// hosts among which one is chosen to launch a handler connected nowhere (``FleetLaunchChoice``).
+    /// The running daemon narrows it to what its launcher would start (``FleetQueue/publishLaunchable(_:)``).
     package var launchable: [String]
     package var version: String
 
