@@ -128,8 +128,9 @@ package actor RoutingDaemon {
         // In a fleet the fleet's dispatcher hears of subscriptions and acknowledgements too.
         let observer: any DispatchObserver = fleet.map { FleetDispatchObserver(inner: activity, fleet: $0.dispatcher) } ?? activity
         // In a fleet, a document committed to PostgreSQL launches nothing on the host where it
-        // arrived (a handler not subscribed anywhere is not launched by the fleet): only what this
-        // host's own ledger owes the handler does (a package, a mail part, an `open`).
+        // arrived: the fleet chooses the host that launches a handler connected nowhere
+        // (``FleetLauncher``). Only what this host's own ledger owes the handler launches it here
+        // directly (a package, a mail part, an `open`).
         let owesLocally: (@Sendable (String) async -> Bool)? = fleet == nil ? nil : { @Sendable [backend] bundle in
             ((try? await backend.owedCount(bundleIdentifier: bundle)) ?? 0) > 0
         }
@@ -181,6 +182,14 @@ package actor RoutingDaemon {
         }
         await fleet?.dispatcher.start(routing: { [routing] in routing.snapshot },
                                       committed: { [dispatcher] bundle in await dispatcher.committed(bundleIdentifier: bundle) })
+        await fleet?.startLaunching(launchable: { [self] in
+                                        Self.launchableHandlers(routing.snapshot, users: handlerUsers.withLock { $0 },
+                                                                flagDirectory: configuration.launchFlagDirectory)
+                                    },
+                                    launch: { [routing, launcher] bundle in
+                                        guard let handler = routing.snapshot.registry.handler(for: bundle) else { return }
+                                        await launcher.launchIfNeeded(handler)
+                                    })
         await intake.start(routing: { [routing] in routing.snapshot },
                            committed: { [dispatcher, fleet] bundle in
                                await dispatcher.committed(bundleIdentifier: bundle)
@@ -269,6 +278,8 @@ package actor RoutingDaemon {
         administrators.withLock { $0 = loaded.administrators }
         handlerUsers.withLock { $0 = loaded.handlerUsers }
         routing.replace(with: loaded.routing)
+        // The handlers this host can launch may have changed: the fleet hears of it at once.
+        fleet?.launcher.wake()
         let registry = loaded.routing.registry
         let defaults = loaded.routing.defaults
         logger.info("handlers and defaults reloaded (\(reason))", metadata: [
@@ -298,6 +309,7 @@ package actor RoutingDaemon {
             group.addTask { await self.removeExpiredInboxCopies() }
             if let fleet {
                 group.addTask { await fleet.dispatcher.run() }
+                group.addTask { await fleet.launcher.run() }
                 group.addTask { [activity] in
                     // The fleet's gauges, read every 15 s: often enough for a scrape interval,
                     // one short query for the database.
@@ -350,6 +362,14 @@ package actor RoutingDaemon {
         try? await group.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
         state = .finished
+    }
+
+    /// The handlers this host can launch: those whose manifest has a launch command and that its
+    /// launcher would not refuse (``HandlerLauncher/wouldLaunch(_:uid:flagDirectory:ownUID:)``).
+    static func launchableHandlers(_ routing: RoutingSnapshot, users: HandlerUsers, flagDirectory: String?) -> [String] {
+        routing.registry.handlers.filter {
+            HandlerLauncher.wouldLaunch($0.manifest, uid: users.byBundle[$0.bundleIdentifier.lowercased()], flagDirectory: flagDirectory)
+        }.map(\.bundleIdentifier)
     }
 
     /// `WatchedFolder.inbox` of the handlers folder and of the state directory in `manifestWatcher`.

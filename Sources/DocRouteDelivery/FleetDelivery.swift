@@ -10,6 +10,8 @@ import Logging
 package struct FleetDelivery: Sendable {
     package let backend: FleetIntakeBackend
     package let dispatcher: FleetDispatcher
+    /// Launches, on the host the fleet chooses, a handler owed deliveries and connected nowhere.
+    package let launcher: FleetLauncher
     let queue: FleetQueue
     let logger: Logger
 
@@ -20,6 +22,7 @@ package struct FleetDelivery: Sendable {
         backend = FleetIntakeBackend(local: local, queue: queue, hostName: fleet.hostName, databaseAddress: fleet.database.text, logger: logger)
         dispatcher = FleetDispatcher(queue: queue, local: local, stateDirectory: configuration.stateDirectory,
                                      leaseSeconds: fleet.leaseSeconds, logger: logger)
+        launcher = FleetLauncher(queue: queue, logger: logger)
     }
 }
 

@@ -60,6 +60,8 @@ package actor FleetDispatcher {
     var unreachable = false
     /// The last publication of the handlers subscribed here; each waits for the one before.
     var subscriptionPublisher: Task<Void, Never>?
+    /// Told of every `NOTIFY` too (``forwardWakeUps(to:)``).
+    var launcher: FleetLauncher?
     let started = ContinuousClock.now
 
     package init(queue: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
@@ -168,7 +170,7 @@ package actor FleetDispatcher {
         openScratchFolder()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [queue] in
-                for await _ in queue.wakeUps() { await self.poke() }
+                for await _ in queue.wakeUps() { await self.heardWakeUp() }
             }
             group.addTask { await self.renewLeases() }
             group.addTask { await self.claimLoop() }

@@ -7,18 +7,23 @@ import Logging
 
 /// What a host publishes of itself in the `hosts` table: its name, its handler registry (the
 /// bundle identifiers and a digest of their manifests, so hosts whose registries differ can be
-/// named) and its docroute version.
+/// named), the handlers it can launch, and its docroute version.
 package struct FleetHost: Sendable, Hashable {
     package var name: String
     /// SHA-256, in hex, of every loaded manifest's identifier and bytes, in identifier order.
     package var registryDigest: String
     package var bundleIdentifiers: [String]
+    /// The handlers whose manifest here has a launch command (`DocRouteLaunchCommand`): the
+    /// hosts among which one is chosen to launch a handler connected nowhere (``FleetLaunchChoice``).
+    /// The running daemon narrows it to what its launcher would start (``FleetQueue/publishLaunchable(_:)``).
+    package var launchable: [String]
     package var version: String
 
-    package init(name: String, registryDigest: String, bundleIdentifiers: [String], version: String) {
+    package init(name: String, registryDigest: String, bundleIdentifiers: [String], launchable: [String] = [], version: String) {
         self.name = name
         self.registryDigest = registryDigest
         self.bundleIdentifiers = bundleIdentifiers
+        self.launchable = launchable
         self.version = version
     }
 
@@ -33,7 +38,8 @@ package struct FleetHost: Sendable, Hashable {
             hash.update(data: [0])
         }
         let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
-        self.init(name: name, registryDigest: digest, bundleIdentifiers: files.map(\.key), version: version)
+        let launchable = registry.handlers.filter { $0.manifest.launchCommand != nil }.map(\.bundleIdentifier).sorted()
+        self.init(name: name, registryDigest: digest, bundleIdentifiers: files.map(\.key), launchable: launchable, version: version)
     }
 }
 

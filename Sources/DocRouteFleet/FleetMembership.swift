@@ -94,10 +94,10 @@ package struct FleetMembership: Sendable {
 
     func register(_ connection: PostgresConnection) async throws {
         try await connection.query("""
-            INSERT INTO hosts (name, registry_digest, bundle_identifiers, docroute_version, started_at, last_heartbeat, lease_seconds)
-            VALUES (\(host.name), \(host.registryDigest), \(host.bundleIdentifiers), \(host.version), now(), now(), \(database.configuration.leaseSeconds))
+            INSERT INTO hosts (name, registry_digest, bundle_identifiers, launchable, docroute_version, started_at, last_heartbeat, lease_seconds)
+            VALUES (\(host.name), \(host.registryDigest), \(host.bundleIdentifiers), \(host.launchable), \(host.version), now(), now(), \(database.configuration.leaseSeconds))
             ON CONFLICT (name) DO UPDATE SET
-                registry_digest = EXCLUDED.registry_digest, bundle_identifiers = EXCLUDED.bundle_identifiers,
+                registry_digest = EXCLUDED.registry_digest, bundle_identifiers = EXCLUDED.bundle_identifiers, launchable = EXCLUDED.launchable,
                 docroute_version = EXCLUDED.docroute_version, started_at = EXCLUDED.started_at,
                 last_heartbeat = EXCLUDED.last_heartbeat, lease_seconds = EXCLUDED.lease_seconds
             """, logger: logger)

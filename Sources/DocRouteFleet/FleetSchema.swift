@@ -10,7 +10,7 @@ import PostgresNIO
 /// is refused rather than written with older assumptions.
 package enum FleetSchema {
     /// The version this docrouted writes and reads.
-    package static let latestVersion = 3
+    package static let latestVersion = 4
 
     /// The advisory lock all hosts migrate under: "docroute" in ASCII, as a bigint.
     package static let migrationLockKey: Int64 = 0x646f_6372_6f75_7465
@@ -19,7 +19,7 @@ package enum FleetSchema {
     package static let versionTable = "docroute_schema_migrations"
 
     /// The tables of the latest version, in the order they are made.
-    package static let tables = ["hosts", "documents", "document_chunks", "deliveries", "history_events"]
+    package static let tables = ["hosts", "documents", "document_chunks", "deliveries", "history_events", "launches"]
 
     /// Each version's statements, version 1 first.
     static let migrations: [[String]] = [
@@ -121,6 +121,19 @@ package enum FleetSchema {
             "CREATE INDEX deliveries_document ON deliveries (document_id)",
             // The handlers subscribed on each host, for `status`.
             "ALTER TABLE hosts ADD COLUMN subscribed text[] NOT NULL DEFAULT '{}'",
+        ],
+        // 4: launch on demand across the fleet. Each host publishes the handlers it can launch
+        // (a manifest with a launch command); the host that launches a handler connected nowhere
+        // records it, so no other host launches it again while that launch may still subscribe.
+        [
+            "ALTER TABLE hosts ADD COLUMN launchable text[] NOT NULL DEFAULT '{}'",
+            """
+            CREATE TABLE launches (
+                handler text PRIMARY KEY,
+                host text NOT NULL,
+                requested_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
         ],
     ]
 

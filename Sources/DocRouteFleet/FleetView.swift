@@ -18,6 +18,8 @@ package struct FleetView: Sendable, Hashable {
         /// Its registry's digest is this host's.
         package var registryAgrees: Bool
         package var subscribed: [String]
+        /// The handlers it can launch (a launch command in its manifest).
+        package var launchable: [String] = []
         /// Deliveries it holds under a lease (run out or not).
         package var claimed: Int
 
@@ -28,6 +30,23 @@ package struct FleetView: Sendable, Hashable {
     package var hosts: [Host]
     /// Deliveries committed and claimed by no host, by handler.
     package var owedByHandler: [String: Int]
+    /// The host that recorded a launch of a handler within its lease, by lowercased handler.
+    package var launches: [String: String] = [:]
+
+    /// Why deliveries owed to a handler subscribed on no live host are not being taken: who
+    /// launches it, or that no live host can (``FleetLaunchChoice``); by handler.
+    package var waiting: [String: String] {
+        let candidates = hosts.map {
+            FleetLaunchChoice.Candidate(name: $0.name, isLive: $0.isLive, subscribed: $0.subscribed, launchable: $0.launchable, claimed: $0.claimed)
+        }
+        var waiting: [String: String] = [:]
+        for handler in owedByHandler.keys {
+            let decision = FleetLaunchChoice.decide(handler, hosts: candidates, launchInProgressOn: launches[handler.lowercased()])
+            if case .subscribed = decision { continue }
+            waiting[handler] = decision.explanation
+        }
+        return waiting
+    }
 
     /// How long `status` waits for the database.
     package static let timeout: Duration = .seconds(3)
@@ -71,21 +90,29 @@ package struct FleetView: Sendable, Hashable {
             if state == "claimed" { claimed[holder, default: 0] += Int(count) } else { owed[handler, default: 0] += Int(count) }
         }
         let rows = try await connection.query("""
-            SELECT name, extract(epoch FROM now() - last_heartbeat)::float8, lease_seconds, docroute_version, registry_digest, subscribed
+            SELECT name, extract(epoch FROM now() - last_heartbeat)::float8, lease_seconds, docroute_version, registry_digest, subscribed,
+                   launchable
             FROM hosts ORDER BY name
             """, logger: logger)
         var found: [(host: Host, digest: String)] = []
-        for try await (name, silent, lease, version, digest, subscribed) in rows.decode((String, Double, Int32, String, String, [String]).self) {
+        for try await (name, silent, lease, version, digest, subscribed, launchable)
+            in rows.decode((String, Double, Int32, String, String, [String], [String]).self) {
             found.append((Host(name: name, secondsSinceHeartbeat: silent, leaseSeconds: Int(lease), version: version, registryAgrees: true,
-                               subscribed: subscribed, claimed: claimed[name] ?? 0), digest))
+                               subscribed: subscribed, launchable: launchable, claimed: claimed[name] ?? 0), digest))
         }
+        var launches: [String: String] = [:]
+        let launched = try await connection.query("""
+            SELECT l.handler, l.host FROM launches AS l JOIN hosts AS h ON h.name = l.host
+            WHERE l.requested_at >= now() - make_interval(secs => h.lease_seconds)
+            """, logger: logger)
+        for try await (handler, host) in launched.decode((String, String).self) { launches[handler] = host }
         let own = found.first { $0.host.name == hostName }?.digest
         let hosts = found.map { entry in
             var host = entry.host
             host.registryAgrees = own == nil || entry.digest == own
             return host
         }
-        return FleetView(hosts: hosts, owedByHandler: owed)
+        return FleetView(hosts: hosts, owedByHandler: owed, launches: launches)
     }
 
     /// `status`'s `fleet` object (docs/PROTOCOL.md, "status in a fleet").
@@ -96,6 +123,7 @@ package struct FleetView: Sendable, Hashable {
             "reachable": .bool(true),
             "owed": .integer(Int64(owedByHandler.values.reduce(0, +))),
             "owedByHandler": .object(owedByHandler.mapValues { .integer(Int64($0)) }),
+            "waiting": .object(waiting.mapValues { .string($0) }),
             "hosts": .array(hosts.map { host in
                 .object([
                     "name": .string(host.name),
@@ -104,6 +132,7 @@ package struct FleetView: Sendable, Hashable {
                     "version": .string(host.version),
                     "registryAgrees": .bool(host.registryAgrees),
                     "subscribed": .array(host.subscribed.map { .string($0) }),
+                    "launchable": .array(host.launchable.map { .string($0) }),
                     "claimed": .integer(Int64(host.claimed)),
                 ])
             }),

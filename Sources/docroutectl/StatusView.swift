@@ -112,23 +112,29 @@ struct StatusView {
         let byHandler = (fleet["owedByHandler"]?.objectValue ?? [:]).compactMap { name, value in value.integerValue.map { "\(name) \(grouped($0))" } }.sorted()
         var lines = ["fleet: this host \(host); database \(database); owed \(grouped(owed))"
             + (byHandler.isEmpty ? "" : " (\(byHandler.joined(separator: ", ")))")]
-        var rows = [["HOST", "LAST HEARTBEAT", "CLAIMED", "SUBSCRIBED HANDLERS", "REGISTRY", "VERSION"]]
+        var rows = [["HOST", "LAST HEARTBEAT", "CLAIMED", "SUBSCRIBED HANDLERS", "CAN LAUNCH", "REGISTRY", "VERSION"]]
         for entry in fleet["hosts"]?.arrayValue ?? [] {
             guard let row = entry.objectValue else { continue }
             let name = row["name"]?.stringValue ?? "?"
             let ago = row["lastHeartbeatSecondsAgo"]?.numberValue
             let live = row["live"]?.boolValue ?? false
             let subscribed = row["subscribed"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let launchable = row["launchable"]?.arrayValue?.compactMap(\.stringValue) ?? []
             rows.append([
                 name == host ? "\(name) (this host)" : name,
                 (ago.map { duration($0) + " ago" } ?? "-") + (live ? "" : ", GONE"),
                 row["claimed"]?.integerValue.map(grouped) ?? "-",
                 subscribed.isEmpty ? "-" : listed(subscribed, shown: 3),
+                launchable.isEmpty ? "-" : listed(launchable, shown: 2),
                 (row["registryAgrees"]?.boolValue ?? true) ? "same" : "DIFFERS",
                 row["version"]?.stringValue ?? "-",
             ])
         }
         lines += table(rows).map { "  " + $0 }
+        // Owed to a handler subscribed on no live host: who launches it, or why nobody can.
+        for (handler, reason) in (fleet["waiting"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            lines.append("  \(handler): \(reason.stringValue ?? "waiting")")
+        }
         return lines
     }
 

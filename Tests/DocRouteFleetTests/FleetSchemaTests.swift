@@ -45,8 +45,11 @@ import Testing
             }
             #expect(migration.from == 0)
             #expect(migration.to == FleetSchema.latestVersion)
-            #expect(try await tables(server) == ["deliveries", "docroute_schema_migrations", "document_chunks", "documents", "history_events", "hosts"])
-            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:alpha\n2:alpha\n3:alpha")
+            #expect(try await tables(server) == ["deliveries", "docroute_schema_migrations", "document_chunks", "documents", "history_events", "hosts", "launches"])
+            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:alpha\n2:alpha\n3:alpha\n4:alpha")
+            // What the choice of a host to launch a handler connected nowhere reads and records.
+            #expect(try await columns(server, "hosts").isSuperset(of: ["subscribed", "launchable", "lease_seconds", "last_heartbeat"]))
+            #expect(try await columns(server, "launches") == ["handler", "host", "requested_at"])
             // The claim a host makes: in commit order, under a lease, skipping rows being claimed.
             #expect(try await sql(server, """
                 SELECT id FROM deliveries WHERE handler = 'h' AND (state = 'owed' OR (state = 'claimed' AND lease_until < now()))
@@ -80,9 +83,11 @@ import Testing
             let migration = try await database.withConnection(logger: Self.logger) { connection in
                 try await FleetSchema.migrate(on: connection, host: "new", logger: Self.logger)
             }
-            #expect(migration == FleetSchema.Migration(from: 1, to: 3))
+            #expect(migration == FleetSchema.Migration(from: 1, to: 4))
             #expect(try await sql(server, "SELECT name FROM hosts") == "old")
-            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:old\n2:new\n3:new")
+            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:old\n2:new\n3:new\n4:new")
+            // A host registered before version 4 can launch nothing until it registers again.
+            #expect(try await sql(server, "SELECT launchable FROM hosts") == "{}")
         }
     }
 
@@ -103,8 +108,8 @@ import Testing
             let migration = try await database.withConnection(logger: Self.logger) { connection in
                 try await FleetSchema.migrate(on: connection, host: "new", logger: Self.logger)
             }
-            #expect(migration == FleetSchema.Migration(from: 2, to: 3))
-            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:old\n2:old\n3:new")
+            #expect(migration == FleetSchema.Migration(from: 2, to: 4))
+            #expect(try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version") == "1:old\n2:old\n3:new\n4:new")
             // The deliveries there before got a claim order, and the new columns their defaults.
             #expect(try await sql(server, "SELECT count(DISTINCT seq) FROM deliveries WHERE state = 'owed'") == "2")
             #expect(try await sql(server, "SELECT extension_chain || '|' || annotation::text FROM documents") == "|{}")
@@ -119,13 +124,14 @@ import Testing
     @Test func twoHostsStartingTogetherMigrateOnce() async throws {
         try await withDatabase { server, database in
             // Both connected before either begins, then both migrate at once, many times over: from
-            // an empty database, and from version 2 (a fleet upgraded host by host).
+            // an empty database, and from versions 2 and 3 (a fleet upgraded host by host).
             for round in 0..<6 {
-                if round > 0 { try await sql(server, "DROP TABLE hosts, documents, document_chunks, deliveries, history_events, docroute_schema_migrations CASCADE") }
-                let fromTwo = round % 2 == 1
-                if fromTwo {
+                if round > 0 { try await sql(server, "DROP TABLE hosts, documents, document_chunks, deliveries, history_events, launches, docroute_schema_migrations CASCADE") }
+                let fromTwo = round % 3 == 1
+                let fromThree = round % 3 == 2
+                if fromTwo || fromThree {
                     try await database.withConnection(logger: Self.logger) { connection in
-                        try await FleetSchema.migrate(on: connection, host: "old", to: 2, logger: Self.logger)
+                        try await FleetSchema.migrate(on: connection, host: "old", to: fromTwo ? 2 : 3, logger: Self.logger)
                     }
                 }
                 let first = try await database.connect(logger: Self.logger)
@@ -137,7 +143,9 @@ import Testing
                 try await second.close()
                 #expect(results.filter(\.applied).count == 1, "\(results)")
                 let rows = try await sql(server, "SELECT version || ':' || applied_by FROM docroute_schema_migrations ORDER BY version")
-                let expected = fromTwo ? ["1:old\n2:old\n3:alpha", "1:old\n2:old\n3:beta"] : ["1:alpha\n2:alpha\n3:alpha", "1:beta\n2:beta\n3:beta"]
+                let expected = fromTwo ? ["1:old\n2:old\n3:alpha\n4:alpha", "1:old\n2:old\n3:beta\n4:beta"]
+                    : fromThree ? ["1:old\n2:old\n3:old\n4:alpha", "1:old\n2:old\n3:old\n4:beta"]
+                    : ["1:alpha\n2:alpha\n3:alpha\n4:alpha", "1:beta\n2:beta\n3:beta\n4:beta"]
                 #expect(expected.contains(rows), "\(rows)")
             }
         }

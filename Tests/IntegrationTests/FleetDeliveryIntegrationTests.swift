@@ -204,23 +204,6 @@ import Glibc
         #expect(documents == "1" && deliveries == "1", "documents \(documents), deliveries \(deliveries)")
     }
 
-    @Test func aFileCommittedToTheFleetLaunchesNoHandlerOnItsIntakeHost() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        // The sample manifests keep their launch commands: a local delivery would launch its handler.
-        let intake = try host("host-a", server: server, leaseSeconds: 6, launchCommands: true)
-        defer { intake.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try intake.drop("unclaimed.pdb", Self.document(7))
-        #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
-        usleep(3_000_000)
-        let state = try server.psql("SELECT state FROM deliveries", database: "fleet")
-        #expect(state == "owed", "the delivery is \(state)")
-        #expect(!intake.daemonLog.contains("handler launched"), "\(intake.daemonLog.suffix(3000))")
-    }
-
     @Test func aHandlerThatLeavesAHostGivesWhatItHeldBackAtOnce() throws {
         let server = try PostgresServer()
         defer { server.stop() }

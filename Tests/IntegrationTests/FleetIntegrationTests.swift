@@ -157,7 +157,7 @@ import Glibc
                 (try? server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")).map { $0 != first } ?? false
             }
             #expect(beat, "no heartbeat after \(first)")
-            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "3")
+            #expect(try server.psql("SELECT max(version) FROM docroute_schema_migrations", database: "fleet") == "4")
             #expect(try server.psql("SELECT lease_seconds || ' ' || array_length(bundle_identifiers, 1) FROM hosts", database: "fleet").hasPrefix("3 "))
             // An inbox's file goes to the fleet: committed there, then it leaves the inbox.
             _ = try harness.drop("note.pdb", DeliveryIntegrationTests.pdb)
