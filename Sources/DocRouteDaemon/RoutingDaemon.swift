@@ -66,6 +66,8 @@ package actor RoutingDaemon {
     /// Which MIME database, and why (``MIMEDatabaseChoice``).
     nonisolated let mimeExplanation: String
     nonisolated let routing: RoutingTable
+    /// The handlers as loaded now (replaced by a reload, or when a manifest is added or changed).
+    package nonisolated var handlerRegistry: HandlerRegistry { routing.snapshot.registry }
     nonisolated let intake: IntakePipeline
     package nonisolated let dispatcher: HandlerDispatcher
     nonisolated let launcher: HandlerLauncher

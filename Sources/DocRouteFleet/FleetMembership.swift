@@ -13,6 +13,10 @@ package struct FleetMembership: Sendable {
     package let logger: Logger
     /// The longest wait between two attempts to reach PostgreSQL.
     package var maximumBackoff: Duration = .seconds(60)
+    /// This host's registry as loaded now, looked at on each heartbeat: a reload, or a manifest
+    /// added or changed, is published within one, so `status` and `--check` on other hosts compare
+    /// against what this host routes by now. Nil keeps ``host`` as it was at start.
+    package var currentHost: (@Sendable () -> FleetHost)?
 
     package init(database: FleetDatabase, host: FleetHost, logger: Logger) {
         self.database = database
@@ -37,7 +41,8 @@ package struct FleetMembership: Sendable {
                 continue
             }
             do {
-                try await join(connection)
+                var published = now()
+                try await join(connection, as: published)
                 if failures > 0 {
                     logger.notice("fleet: PostgreSQL reached again", metadata: ["database": "\(database.address)", "attempts": "\(failures + 1)"])
                 }
@@ -45,7 +50,12 @@ package struct FleetMembership: Sendable {
                 backoff = .seconds(1)
                 while true {
                     try await Task.sleep(for: heartbeat)
-                    try await beat(connection)
+                    let current = now()
+                    if current.registryDigest != published.registryDigest || current.bundleIdentifiers != published.bundleIdentifiers {
+                        try await publishRegistry(connection, current)
+                        published = current
+                    }
+                    try await beat(connection, as: published)
                 }
             } catch is CancellationError {
                 FleetQueue.close(connection)
@@ -75,13 +85,44 @@ package struct FleetMembership: Sendable {
         return true
     }
 
+    /// This host with its registry as loaded now.
+    func now() -> FleetHost {
+        guard let currentHost else { return host }
+        var current = currentHost()
+        // What it can launch is published by the launcher, narrowed to what it would start.
+        current.launchable = host.launchable
+        return current
+    }
+
+    /// Publishes a registry that changed since the last publication, and names the hosts whose
+    /// handlers now differ, as a join does.
+    func publishRegistry(_ connection: PostgresConnection, _ current: FleetHost) async throws {
+        try await withLease(connection) {
+            try await connection.query("""
+                UPDATE hosts SET registry_digest = \(current.registryDigest), bundle_identifiers = \(current.bundleIdentifiers)
+                WHERE name = \(current.name)
+                """, logger: logger)
+        }
+        logger.notice("fleet: this host's handlers changed; published", metadata: [
+            "host": "\(current.name)", "handlers": "\(current.bundleIdentifiers.count)",
+        ])
+        let peers = try await withLease(connection) { try await FleetRegistryAgreement.peers(of: current.name, on: connection, logger: logger) }
+        let differences = FleetRegistryAgreement(host: current, peers: peers).differences
+        for difference in differences {
+            logger.warning("fleet: \(difference.description)", metadata: ["host": "\(current.name)", "other-host": "\(difference.host)"])
+        }
+        if differences.isEmpty, !peers.isEmpty {
+            logger.notice("fleet: this host's handlers are the same as every other host's", metadata: ["host": "\(current.name)"])
+        }
+    }
+
     /// Migrates the schema if it is older and registers this host.
-    func join(_ connection: PostgresConnection) async throws {
+    func join(_ connection: PostgresConnection, as host: FleetHost) async throws {
         let migration = try await withLease(connection) { try await FleetSchema.migrate(on: connection, host: host.name, logger: logger) }
         if migration.applied {
             logger.notice("fleet: schema migrated", metadata: ["from": "\(migration.from)", "to": "\(migration.to)", "database": "\(database.address)"])
         }
-        try await withLease(connection) { try await register(connection) }
+        try await withLease(connection) { try await register(connection, as: host) }
         logger.notice("fleet: host registered", metadata: [
             "host": "\(host.name)", "database": "\(database.address)", "schema": "\(migration.to)",
             "handlers": "\(host.bundleIdentifiers.count)", "heartbeat-seconds": "\(database.configuration.heartbeatSeconds)",
@@ -92,7 +133,7 @@ package struct FleetMembership: Sendable {
         }
     }
 
-    func register(_ connection: PostgresConnection) async throws {
+    func register(_ connection: PostgresConnection, as host: FleetHost) async throws {
         try await connection.query("""
             INSERT INTO hosts (name, registry_digest, bundle_identifiers, launchable, docroute_version, started_at, last_heartbeat, lease_seconds)
             VALUES (\(host.name), \(host.registryDigest), \(host.bundleIdentifiers), \(host.launchable), \(host.version), now(), now(), \(database.configuration.leaseSeconds))
@@ -104,7 +145,7 @@ package struct FleetMembership: Sendable {
     }
 
     /// One heartbeat; a host whose row was removed meanwhile registers again.
-    func beat(_ connection: PostgresConnection) async throws {
+    func beat(_ connection: PostgresConnection, as host: FleetHost) async throws {
         let found = try await withLease(connection) {
             let rows = try await connection.query("UPDATE hosts SET last_heartbeat = now() WHERE name = \(host.name) RETURNING name", logger: logger)
             var count = 0
@@ -113,7 +154,7 @@ package struct FleetMembership: Sendable {
         }
         if found == 0 {
             logger.notice("fleet: this host's row was gone; registering again", metadata: ["host": "\(host.name)"])
-            try await withLease(connection) { try await register(connection) }
+            try await withLease(connection) { try await register(connection, as: host) }
         }
     }
 

@@ -167,13 +167,13 @@ struct DocRouted: AsyncParsableCommand {
         }
         // The password is read once, here: a file that cannot be read stops the start, as a
         // configuration error would; PostgreSQL itself not answering does not (FleetMembership).
-        var fleetService: FleetService?
+        var fleetMembership: FleetMembership?
         var fleetDelivery: FleetDelivery?
         if let fleet = configuration.fleet {
             do throws(FleetError) {
                 let password = try FleetPassword.read(fleet, environment: ProcessInfo.processInfo.environment)
                 let database = try FleetDatabase(configuration: fleet, password: password)
-                fleetService = FleetService(membership: FleetMembership(database: database, host: .loading(configuration, fleet: fleet), logger: logger))
+                fleetMembership = FleetMembership(database: database, host: .loading(configuration, fleet: fleet), logger: logger)
                 // One queue for the host: intake commits through it, the dispatcher claims through it.
                 let queue = FleetQueue(database: database, hostName: fleet.hostName, logger: logger)
                 fleetDelivery = FleetDelivery(queue: queue, local: backend, configuration: configuration, fleet: fleet, logger: logger)
@@ -184,6 +184,12 @@ struct DocRouted: AsyncParsableCommand {
         }
         let daemon = try RoutingDaemon(configuration: configuration, backend: backend, fleet: fleetDelivery, notifier: SystemdNotifier(), logger: logger)
         daemon.activity.metrics.bootstrapMetricsSystem()
+        let fleetService = fleetMembership.map { membership in
+            var membership = membership
+            let (name, version) = (membership.host.name, membership.host.version)
+            membership.currentHost = { [daemon] in FleetHost(name: name, registry: daemon.handlerRegistry, version: version) }
+            return FleetService(membership: membership)
+        }
         let service = DaemonService(daemon: daemon, endpoint: endpoint, descriptorEndpoint: descriptorEndpoint,
                                     ledgerWatch: watch, backend: backend, logger: logger)
         let group = ServiceGroup(configuration: .init(

@@ -201,6 +201,34 @@ import Glibc
         }
     }
 
+    /// A manifest added to a running host (and a reload) is published within a heartbeat: the
+    /// registry other hosts compare against is the one this host routes by now.
+    @Test func aHandlerAddedToARunningHostIsPublishedWithinAHeartbeat() throws {
+        try withServer { server in
+            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
+            defer { harness.remove() }
+            try harness.start()
+            defer { harness.stop() }
+            let registered = harness.waitUntil(timeout: 30) {
+                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
+            }
+            #expect(registered, "\(harness.daemonLog.suffix(3000))")
+            let before = try server.psql("SELECT registry_digest FROM hosts WHERE name = 'host-a'", database: "fleet")
+
+            try FileManager.default.copyItem(atPath: Fixtures.manifestsFolder + "/Transmission.plist", toPath: harness.handlers + "/.Transmission.tmp")
+            #expect(rename(harness.handlers + "/.Transmission.tmp", harness.handlers + "/Transmission.plist") == 0)
+            harness.signal(SIGHUP)
+            let published = harness.waitUntil(timeout: 15) {
+                let identifiers = (try? server.psql("SELECT array_to_string(bundle_identifiers, ',') FROM hosts WHERE name = 'host-a'", database: "fleet")) ?? ""
+                return identifiers.split(separator: ",").contains("org.m0k.transmission")
+            }
+            #expect(published, "\(harness.daemonLog.suffix(3000))")
+            let after = try server.psql("SELECT registry_digest FROM hosts WHERE name = 'host-a'", database: "fleet")
+            #expect(after != before && !after.isEmpty)
+            #expect(harness.daemonLog.contains("fleet: this host's handlers changed; published"), "\(harness.daemonLog.suffix(3000))")
+        }
+    }
+
     @Test func aDaemonStartedWhilePostgreSQLIsDownJoinsWhenItComesUp() throws {
         try withServer { server in try startWhileDown(server) }
     }
