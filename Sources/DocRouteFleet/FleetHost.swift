@@ -34,7 +34,8 @@ package struct FleetHost: Sendable, Hashable {
         for (identifier, file) in files {
             hash.update(data: Data(identifier.utf8) + [0])
             // Two hosts agree when their manifests say the same, wherever the files are kept.
-            hash.update(data: FileManager.default.contents(atPath: file) ?? Data(file.utf8))
+            let bytes = FileManager.default.contents(atPath: file) ?? Data(file.utf8)
+            hash.update(data: Data(Self.routingText(ofManifest: bytes).utf8))
             hash.update(data: [0])
         }
         let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
@@ -44,6 +45,36 @@ package struct FleetHost: Sendable, Hashable {
 }
 
 extension FleetHost {
+    /// What of a manifest routing depends on, as one text: every key but docroute's own
+    /// `DocRoute…` keys, which are the host's business (who the handler runs as, how it is
+    /// launched, where its container is, how long copies stay), in key order, so that the same
+    /// manifest written in XML or binary, or with its keys in another order, reads the same. A
+    /// file that is not a property list reads as its bytes.
+    package static func routingText(ofManifest bytes: Data) -> String {
+        guard let list = try? PropertyListSerialization.propertyList(from: bytes, options: [], format: nil),
+              let dictionary = list as? [String: Any]
+        else { return bytes.base64EncodedString() }
+        return canonical(dictionary.filter { !$0.key.hasPrefix("DocRoute") })
+    }
+
+    private static func canonical(_ value: Any) -> String {
+        switch value {
+        case let dictionary as [String: Any]:
+            return "{" + dictionary.keys.sorted().map { "\(canonical($0))=\(canonical(dictionary[$0]!))" }.joined(separator: ";") + "}"
+        case let array as [Any]:
+            return "(" + array.map(canonical).joined(separator: ",") + ")"
+        case let string as String:
+            return "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case let data as Data:
+            return "<" + data.base64EncodedString() + ">"
+        case let date as Date:
+            return "@\(date.timeIntervalSince1970)"
+        default:
+            // Numbers and booleans.
+            return "\(value)"
+        }
+    }
+
     /// This host as `configuration` names it, with its handlers as the daemon loads them at start.
     package static func loading(_ configuration: DaemonConfiguration, fleet: FleetConfiguration) -> FleetHost {
         let registry = HandlerDirectory(path: configuration.handlersDirectory).load(

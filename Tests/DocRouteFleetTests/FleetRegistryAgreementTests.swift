@@ -1,4 +1,5 @@
 @testable import DocRouteFleet
+import Foundation
 import Testing
 
 /// Which hosts `--check` and the log name for loading other handlers than this host.
@@ -30,5 +31,31 @@ struct FleetRegistryAgreementTests {
     @Test func theSameHandlersWithOtherManifestsAreSaidSo() {
         let agreement = FleetRegistryAgreement(host: here, peers: [peer("b", "d9", ["com.example.viewer", "com.example.ocr"])])
         #expect(agreement.differences.first?.description.contains("the same handlers with other manifests") == true)
+    }
+
+    /// A manifest as a property list in `format`.
+    static func manifest(_ keys: [String: Any], _ format: PropertyListSerialization.PropertyListFormat) throws -> Data {
+        try PropertyListSerialization.data(fromPropertyList: keys, format: format, options: 0)
+    }
+
+    static var molecules: [String: Any] { [
+        "CFBundleIdentifier": "com.sunsetlakesoftware.molecules",
+        "CFBundleDocumentTypes": [["CFBundleTypeName": "PDB", "LSItemContentTypes": ["com.sunsetlakesoftware.molecules.pdb"], "LSHandlerRank": "Owner"]],
+        "DocRouteUser": "molecules",
+    ] }
+
+    @Test func hostsAgreeOverWhatRoutesNotOverHowEachRunsTheHandler() throws {
+        let here = FleetHost.routingText(ofManifest: try Self.manifest(Self.molecules, .xml))
+        // Binary instead of XML, and the host's own keys otherwise: the same handler for routing.
+        var launched = Self.molecules
+        launched["DocRouteLaunchCommand"] = "/usr/bin/molecules --open"
+        launched["DocRouteUser"] = "someone-else"
+        #expect(FleetHost.routingText(ofManifest: try Self.manifest(launched, .binary)) == here)
+        // Another rank is another routing.
+        var ranked = Self.molecules
+        ranked["CFBundleDocumentTypes"] = [["CFBundleTypeName": "PDB", "LSItemContentTypes": ["com.sunsetlakesoftware.molecules.pdb"], "LSHandlerRank": "Alternate"]]
+        #expect(FleetHost.routingText(ofManifest: try Self.manifest(ranked, .xml)) != here)
+        // Not a property list: its bytes.
+        #expect(FleetHost.routingText(ofManifest: Data("not a plist".utf8)) == Data("not a plist".utf8).base64EncodedString())
     }
 }
