@@ -298,6 +298,7 @@ package actor RoutingDaemon {
             group.addTask { await self.removeExpiredInboxCopies() }
             if let fleet {
                 group.addTask { await fleet.dispatcher.run() }
+                group.addTask { [days = configuration.historyDays] in await fleet.runPruning(historyDays: days) }
                 group.addTask { [activity] in
                     // The fleet's gauges, read every 15 s: often enough for a scrape interval,
                     // one short query for the database.

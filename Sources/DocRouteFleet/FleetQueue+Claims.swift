@@ -143,12 +143,15 @@ extension FleetQueue {
 
     /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
     /// whose first acknowledgement this was, each with a `history_events` row. A document's chunks
-    /// are deleted once every delivery of it has ended.
+    /// are deleted once every delivery of it has ended (with `retain_days` 0; otherwise by the
+    /// fleet's pruning, once older).
     package func acknowledge(_ deliveryIDs: [UUID], handled: Bool) async throws(FleetError) -> Set<UUID> {
         guard !deliveryIDs.isEmpty else { return [] }
         let host = hostName
         let logger = logger
         let event = handled ? "acknowledged" : "declined"
+        // Bytes kept for retain_days are deleted by the fleet's pruning instead (FleetPruning).
+        let deleteBytes = database.configuration.retainDays == 0
         return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
             try await self.transaction(connection) {
                 // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
@@ -170,7 +173,7 @@ extension FleetQueue {
                     first.insert(id)
                     if let document { documents.insert(document) }
                 }
-                if !documents.isEmpty {
+                if deleteBytes, !documents.isEmpty {
                     let ids = documents.sorted { $0.uuidString < $1.uuidString }
                     // The document's row locked first: of two hosts ending its last two deliveries at
                     // once, the second looks after the first's commit and sees both ended.
