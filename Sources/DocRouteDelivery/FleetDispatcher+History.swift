@@ -23,27 +23,34 @@ extension FleetDispatcher {
         }
     }
 
-    /// Records in the fleet who on this host was told of these deliveries, as the local ledger
-    /// says, just before their acknowledgements are recorded; a failure only leaves them out.
-    func recordTold(_ deliveryIDs: [UUID]) async {
+    /// Records in the fleet who on this host was told of these acknowledged deliveries, as the
+    /// local ledger says, without holding up the next acknowledgements; a failure only leaves
+    /// them out. The local dispatcher writes who it told in the background, with the
+    /// acknowledgement: one not in the ledger yet is looked for again, a few times.
+    func recordTold(_ deliveryIDs: [UUID]) {
         guard !deliveryIDs.isEmpty else { return }
-        let records: [LedgerRecord]
-        do {
-            records = try await local.ledger.settledDeliveries(deliveryIDs)
-        } catch {
-            return
-        }
-        let events = records.compactMap { record -> FleetQueue.HistoryRecord? in
-            guard let at = record.notifiedAt else { return nil }
-            var detail: [String: String] = [:]
-            if let by = record.notifiedBy { detail["by"] = by }
-            if let to = record.notifiedTo { detail["to"] = to }
-            return FleetQueue.HistoryRecord(deliveryID: record.deliveryID, event: "notified", at: at, detailJSON: Self.detail(detail))
-        }
-        do {
-            try await queue.record(events)
-        } catch {
-            logger.debug("fleet: announcements were not recorded in the fleet's history: \(error)")
+        Task { [local, queue, logger] in
+            var missing = deliveryIDs
+            for attempt in 0..<8 where !missing.isEmpty {
+                if attempt > 0 { guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return } }
+                guard let records = try? await local.ledger.settledDeliveries(missing) else { continue }
+                var events: [FleetQueue.HistoryRecord] = []
+                for record in records {
+                    guard let at = record.notifiedAt else { continue }
+                    var detail: [String: String] = [:]
+                    if let by = record.notifiedBy { detail["by"] = by }
+                    if let to = record.notifiedTo { detail["to"] = to }
+                    events.append(FleetQueue.HistoryRecord(deliveryID: record.deliveryID, event: "notified", at: at, detailJSON: Self.detail(detail)))
+                }
+                let recorded = Set(events.map(\.deliveryID))
+                missing.removeAll { recorded.contains($0) }
+                do {
+                    try await queue.record(events)
+                } catch {
+                    logger.debug("fleet: announcements were not recorded in the fleet's history: \(error)")
+                    return
+                }
+            }
         }
     }
 

@@ -440,7 +440,7 @@ package actor FleetDispatcher {
                     let ids = batch.filter { $0.value == handled }.map(\.key)
                     if !ids.isEmpty { _ = try await queue.acknowledge(ids, handled: handled) }
                 }
-                await recordTold(Array(batch.keys))
+                recordTold(Array(batch.keys))
                 if failing { logger.notice("fleet: acknowledgements recorded again") }
                 failing = false
                 backoff = .seconds(1)

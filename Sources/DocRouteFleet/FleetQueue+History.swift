@@ -21,7 +21,7 @@ extension FleetQueue {
     }
 
     /// Records events of this host in `history_events`, all in one statement; an event of a
-    /// delivery the fleet does not have (gone, or never the fleet's) is recorded without its document.
+    /// delivery the fleet does not have (pruned, or one of this host's own) is left out.
     package func record(_ events: [HistoryRecord]) async throws(FleetError) {
         guard !events.isEmpty else { return }
         let host = hostName
@@ -35,7 +35,7 @@ extension FleetQueue {
                 INSERT INTO history_events (document_id, delivery_id, host, event, at, detail)
                 SELECT d.document_id, e.delivery, \(host), e.event, e.at, e.detail::jsonb
                 FROM unnest(\(ids)::uuid[], \(kinds)::text[], \(times)::timestamptz[], \(details)::text[]) AS e(delivery, event, at, detail)
-                LEFT JOIN deliveries AS d ON d.id = e.delivery
+                JOIN deliveries AS d ON d.id = e.delivery
                 """, logger: logger)
         }
     }
