@@ -195,9 +195,14 @@ extension FleetQueue {
         let host = hostName
         let logger = logger
         try await exclusive("giving \(deliveryIDs.count) delivery(ies) back to the fleet") { connection in
+            // With its `released` event, in the same statement.
             try await connection.query("""
-                UPDATE deliveries SET state = 'owed', claimed_by = NULL, lease_until = NULL
-                WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                WITH released AS (
+                    UPDATE deliveries SET state = 'owed', claimed_by = NULL, lease_until = NULL
+                    WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                    RETURNING id, document_id)
+                INSERT INTO history_events (document_id, delivery_id, host, event)
+                SELECT document_id, id, \(host), 'released' FROM released
                 """, logger: logger)
         }
     }

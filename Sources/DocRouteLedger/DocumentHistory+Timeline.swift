@@ -42,6 +42,7 @@ extension DocumentHistory {
         case .notified: "told"
         case .sourceReclaimed: "source freed"
         case .leaseExpired: "lease expired"
+        case .released: "given back"
         default: kind.rawValue
         }
     }

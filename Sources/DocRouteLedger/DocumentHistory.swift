@@ -21,9 +21,10 @@ package struct DocumentHistory: Sendable, Hashable {
     package struct Event: Sendable, Hashable {
         package enum Kind: String, Sendable, Hashable {
             case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, redelivered, sourceReclaimed
-            /// In a fleet: a host claimed the delivery, a host's lease on it ran out, a host wrote
-            /// the copy into its sandbox.
-            case claimed, leaseExpired, written
+            /// In a fleet: a host claimed the delivery, a host's lease on it ran out, a host gave
+            /// it back unacknowledged (its handler left, or the copy failed), a host wrote the copy
+            /// into its sandbox.
+            case claimed, leaseExpired, released, written
         }
 
         package var kind: Kind

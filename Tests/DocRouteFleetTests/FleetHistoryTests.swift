@@ -50,4 +50,22 @@ import Testing
             #expect(try await beta.history(FleetHistoryQuery(name: "other.pdf"), including: [document.deliveryID]).count == 1)
         }
     }
+
+    @Test func aDeliveryGivenBackSaysByWhichHost() async throws {
+        try await FleetQueueTests().withFleet { fleet in
+            let descriptor = try fleet.source("back.pdf", Array("back".utf8))
+            defer { try? descriptor.close() }
+            let alpha = try fleet.queue(host: "alpha")
+            let beta = try fleet.queue(host: "beta")
+            let document = FleetQueueTests.document("back.pdf", descriptor, size: 4)
+            try await alpha.enqueue([document])
+            _ = try await beta.claim(handler: FleetQueueTests.handler, limit: 1)
+            try await alpha.release([document.deliveryID])
+            try await beta.release([document.deliveryID])
+            let story = try #require(try await alpha.history(FleetHistoryQuery(deliveryID: document.deliveryID)).first)
+            #expect(story.events.map { "\($0.event)@\($0.host)" } == ["committed@alpha", "claimed@beta", "released@beta"],
+                    "alpha held nothing to give back")
+            #expect(story.state == "owed")
+        }
+    }
 }
