@@ -57,6 +57,12 @@ package enum FleetHistoryMerge {
         }
         var merged = history
         merged.givenEvents = DocumentHistory.inTimeOrder(sortedByTime(events))
+        // Copied here but acknowledged on another host (this host's lease ran out): the fleet
+        // knows it ended, this host's ledger only that it was owed.
+        if history.state == .owed || history.state == .staged, shared.state == "acknowledged" {
+            merged.state = state(of: shared)
+            merged.settledAt = shared.acknowledgedAt
+        }
         if fromFleet, let committed = shared.events.first(where: { $0.event == "committed" }) {
             let detail = details(committed.detailJSON)
             merged.seenAt = detail["seenAt"].flatMap(DocumentHistory.date(timestamp:)) ?? committed.at

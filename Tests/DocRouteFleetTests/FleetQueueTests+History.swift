@@ -6,10 +6,11 @@ import Testing
 
 /// The fleet's part of a document's history, in a real PostgreSQL: what intake, claims, a lease
 /// that runs out and acknowledgements record in `history_events`, each by its host, and what
-/// ``FleetQueue/history(_:including:)`` finds by id, name, path, handler and state.
-@Suite(.serialized) struct FleetHistoryTests {
+/// ``FleetQueue/history(_:including:)`` finds by id, name, path, handler and state. In the
+/// queue's suite, so that its servers start one at a time.
+extension FleetQueueTests {
     @Test func aDeliveryClaimedAgainAfterALeaseRanOutTellsEachHostsPart() async throws {
-        try await FleetQueueTests().withFleet { fleet in
+        try await withFleet { fleet in
             let descriptor = try fleet.source("leased.pdf", Array("leased bytes".utf8))
             defer { try? descriptor.close() }
             let alpha = try fleet.queue(host: "alpha", leaseSeconds: 2)
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func aDeliveryGivenBackSaysByWhichHost() async throws {
-        try await FleetQueueTests().withFleet { fleet in
+        try await withFleet { fleet in
             let descriptor = try fleet.source("back.pdf", Array("back".utf8))
             defer { try? descriptor.close() }
             let alpha = try fleet.queue(host: "alpha")
