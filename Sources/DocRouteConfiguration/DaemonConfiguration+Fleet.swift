@@ -3,7 +3,7 @@ import SystemPackage
 import TOMLKit
 
 extension DaemonConfiguration {
-    static let fleetKeys: Set<String> = ["database", "host_name", "password_file", "lease_seconds", "ca_file"]
+    static let fleetKeys: Set<String> = ["database", "host_name", "password_file", "lease_seconds", "ca_file", "retain_days"]
 
     /// Reads the `[fleet]` table; every error names `fleet.<key>` and its line.
     static func parseFleet(_ value: any TOMLValueConvertible, file: String, locator: KeyLocator) throws(ConfigurationError) -> FleetConfiguration {
@@ -58,6 +58,13 @@ extension DaemonConfiguration {
                 throw fail(.invalidValue, "lease_seconds", "must be from 3 to 3600: a host beats every third of it, and a dead host's work waits that long")
             }
             fleet.leaseSeconds = seconds
+        }
+        if let value = table["retain_days"] {
+            guard let days = value.int else { throw fail(.wrongType, "retain_days", "expected an integer, found \(value.type)") }
+            guard (0...3_650).contains(days) else {
+                throw fail(.invalidValue, "retain_days", "must be from 0 (delete a document's bytes once it is acknowledged) to 3650 days")
+            }
+            fleet.retainDays = days
         }
         if let caFile = try string("ca_file") {
             guard caFile.hasPrefix("/") else { throw fail(.invalidValue, "ca_file", "'\(caFile)' must be an absolute path") }

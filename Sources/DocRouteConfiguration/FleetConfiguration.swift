@@ -16,6 +16,10 @@ package struct FleetConfiguration: Sendable, Hashable {
     /// PEM certificates of the authorities the server's certificate must chain to (`ca_file`),
     /// for `sslmode=verify-ca` and `verify-full`; the system's trust store when nil.
     package var caFile: String?
+    /// Days a document's bytes stay in the database after every delivery of it has ended
+    /// (`retain_days`): 0, the default, deletes them with the last acknowledgement; otherwise the
+    /// fleet's pruning deletes them once they are older (``DocRouteFleet/FleetPruning``).
+    package var retainDays: Int = 0
 
     package init(database: FleetDatabaseAddress, hostName: String, passwordFile: String? = nil, leaseSeconds: Int = 30, caFile: String? = nil) {
         self.database = database

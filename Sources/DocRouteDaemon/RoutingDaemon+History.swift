@@ -5,11 +5,17 @@ import Foundation
 /// `history` and `redeliver` (docs/PROTOCOL.md, proposals): where documents went, from the
 /// ledger, and sending a settled one to its handler again.
 extension RoutingDaemon {
-    /// The reply to `history`.
+    /// The reply to `history`; in a fleet, this host's ledger merged with the fleet's history.
     nonisolated func history(_ request: HistoryRequest, id: String?) async -> DaemonMessage {
+        if let fleet {
+            switch await fleet.history(request, local: backend) {
+            case .success(let reply): return .history(id: id, documents: reply.documents, fleet: reply.fleet)
+            case .failure(let error): return .error(id: id, code: error.code, message: error.message)
+            }
+        }
         switch await backend.history(request) {
-        case .success(let documents): .history(id: id, documents: documents)
-        case .failure(let error): .error(id: id, code: error.code, message: error.message)
+        case .success(let documents): return .history(id: id, documents: documents)
+        case .failure(let error): return .error(id: id, code: error.code, message: error.message)
         }
     }
 

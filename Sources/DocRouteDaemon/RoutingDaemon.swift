@@ -312,6 +312,7 @@ package actor RoutingDaemon {
             if let fleet {
                 group.addTask { await fleet.dispatcher.run() }
                 group.addTask { await fleet.launcher.run() }
+                group.addTask { [days = configuration.historyDays] in await fleet.runPruning(historyDays: days) }
                 group.addTask { [activity] in
                     // The fleet's gauges, read every 15 s: often enough for a scrape interval,
                     // one short query for the database.

@@ -273,11 +273,14 @@ package actor FleetDispatcher {
         let outcomes = await local.deliver(prepared.map(\.delivery))
         await removeScratchFiles(prepared.map(\.claim))
         var copied = false
+        var written: [(deliveryID: UUID, path: String)] = []
+        defer { recordWritten(written) }
         for (index, item) in prepared.enumerated() {
             let claim = item.claim
             switch index < outcomes.count ? outcomes[index] : nil {
             case .committed(_, let finalPath, _, _)?:
                 copied = true
+                written.append((claim.deliveryID, finalPath))
                 logger.info("fleet: delivery copied from the fleet", metadata: [
                     "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)",
                     "intake-host": "\(claim.intakeHost)", "original-name": "\(claim.fileName)", "path": "\(finalPath)",
@@ -439,6 +442,7 @@ package actor FleetDispatcher {
                     let ids = batch.filter { $0.value == handled }.map(\.key)
                     if !ids.isEmpty { _ = try await queue.acknowledge(ids, handled: handled) }
                 }
+                recordTold(Array(batch.keys))
                 if failing { logger.notice("fleet: acknowledgements recorded again") }
                 failing = false
                 backoff = .seconds(1)

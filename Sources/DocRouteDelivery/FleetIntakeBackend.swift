@@ -128,6 +128,7 @@ package final class FleetIntakeBackend: DeliveryBackend {
                 bundleIdentifier: document.bundleIdentifier, sourceApplication: document.sourceApplication,
                 annotationJSON: document.annotationJSON ?? "{}", size: document.sourceStatus.size,
                 descriptor: document.sourceDescriptor))
+            fresh[fresh.count - 1].intakeDetailJSON = Self.intakeDetail(of: document)
             freshIndices.append(index)
         }
         if !fresh.isEmpty {
@@ -189,17 +190,21 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// leaves the source, which the next look finds committed and removes.
     func removeSources(_ taken: [(document: DocumentDelivery, deliveryID: UUID)]) async {
         guard !taken.isEmpty else { return }
-        _ = try? await local.sourcePool.runIfActive { [reclaimer = local.reclaimer, logger] in
+        let freed = try? await local.sourcePool.runIfActive { [reclaimer = local.reclaimer, logger] in
             Self.remove(taken, reclaimer: reclaimer, logger: logger)
         }
+        recordFreed(freed ?? [], at: Date())
     }
 
-    static func remove(_ taken: [(document: DocumentDelivery, deliveryID: UUID)], reclaimer: SourceReclaimer, logger: Logger) {
+    /// Takes the sources aside; returns the delivery ids of those taken.
+    static func remove(_ taken: [(document: DocumentDelivery, deliveryID: UUID)], reclaimer: SourceReclaimer, logger: Logger) -> [UUID] {
+        var freed: [UUID] = []
         var removedIn: [CInt: String] = [:]
         for (document, deliveryID) in taken where document.sourceFolder != nil {
             do {
                 let outcome = try reclaimer.takeAside(document.sourceComponent, in: document.sourceDirectory, expected: document.sourceStatus,
                                                       deliveryID: deliveryID, describing: document.sourcePath)
+                if outcome == .deferred || outcome == .removed { freed.append(deliveryID) }
                 if outcome == .removed { removedIn[document.sourceDirectory.rawValue] = document.sourceFilePath.removingLastComponent().string }
             } catch {
                 logger.warning("could not remove a source committed to the fleet; it is removed when it is looked at again", metadata: [
@@ -215,6 +220,7 @@ package final class FleetIntakeBackend: DeliveryBackend {
                 logger.warning("could not sync an inbox folder after removing sources committed to the fleet", metadata: ["folder": "\(path)", "error": "\(error)"])
             }
         }
+        return freed
     }
 
     package func settle() async {

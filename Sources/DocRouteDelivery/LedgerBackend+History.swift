@@ -6,9 +6,28 @@ extension LedgerBackend {
     /// The documents a `history` request asks for, as the reply carries them; a field that does
     /// not read (a delivery id, a time, a state) is a `bad-request` naming it.
     package func history(_ request: HistoryRequest) async -> Result<[JSONValue], ProtocolError> {
+        let query: HistoryQuery
+        switch Self.historyQuery(request) {
+        case .success(let read): query = read
+        case .failure(let error): return .failure(error)
+        }
+        do {
+            return .success(try await ledger.history(query).map(\.json))
+        } catch {
+            return .failure(ProtocolError(code: .internal, message: "the ledger could not be read: \(error)"))
+        }
+    }
+
+    /// The local ledger's documents that match `query`.
+    func histories(_ query: HistoryQuery) async throws -> [DocumentHistory] {
+        try await ledger.history(query)
+    }
+
+    /// The query a `history` request asks; a field that does not read is a `bad-request` naming it.
+    static func historyQuery(_ request: HistoryRequest) -> Result<HistoryQuery, ProtocolError> {
         var query = HistoryQuery(name: request.name, path: request.path, bundleIdentifier: request.bundleIdentifier,
                                  limit: request.limit ?? 100)
-        func refuse(_ message: String) -> Result<[JSONValue], ProtocolError> {
+        func refuse(_ message: String) -> Result<HistoryQuery, ProtocolError> {
             .failure(ProtocolError(code: .badRequest, message: message))
         }
         if let text = request.deliveryID {
@@ -28,10 +47,6 @@ extension LedgerBackend {
             }
             query.state = state
         }
-        do {
-            return .success(try await ledger.history(query).map(\.json))
-        } catch {
-            return .failure(ProtocolError(code: .internal, message: "the ledger could not be read: \(error)"))
-        }
+        return .success(query)
     }
 }

@@ -22,6 +22,10 @@ package struct FleetDocument: Sendable {
     package var size: Int64
     /// Read with `pread` from offset 0 up to `size`; the store never closes it.
     package var descriptor: FileDescriptor
+    /// What intake knew of it, as a JSON object, kept as the detail of its `committed` event in
+    /// `history_events` (when and where it was seen, how it was typed and routed): the start of
+    /// its story on every host's `history`.
+    package var intakeDetailJSON = "{}"
 
     package init(deliveryID: UUID, sourceIdentity: String, fileName: String, contentType: String, extensionChain: String,
                  mailbox: String, bundleIdentifier: String, sourceApplication: String, annotationJSON: String,

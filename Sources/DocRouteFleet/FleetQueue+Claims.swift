@@ -16,19 +16,34 @@ extension FleetQueue {
             // SKIP LOCKED: two hosts claiming at once each take rows the other has not; a row
             // another host claimed and committed meanwhile is looked at again (its lease is then
             // current) and left.
+            // The claim's history goes in the same statement: `claimed` by this host, and before
+            // it `leaseExpired` naming the host whose lease ran out.
             let rows = try await connection.query("""
-                UPDATE deliveries AS d
-                SET state = 'claimed', claimed_by = \(host), lease_until = now() + make_interval(secs => \(lease)),
-                    attempts = d.attempts + 1
-                FROM documents AS doc
-                WHERE doc.id = d.document_id AND d.id IN (
-                    SELECT id FROM deliveries
+                WITH picked AS (
+                    SELECT id, state AS was, claimed_by AS holder, lease_until AS expired FROM deliveries
                     WHERE handler = \(handler) AND document_id IS NOT NULL
                       AND (state = 'owed' OR (state = 'claimed' AND lease_until < now()))
-                    ORDER BY seq LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
-                RETURNING d.seq, d.id, d.document_id, d.handler, d.mailbox, doc.name, coalesce(doc.type_identifier, ''),
-                          doc.extension_chain, doc.source_application, doc.annotation::text, doc.size, doc.intake_host,
-                          d.attempts::int8
+                    ORDER BY seq LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED),
+                claimed AS (
+                    UPDATE deliveries AS d
+                    SET state = 'claimed', claimed_by = \(host), lease_until = now() + make_interval(secs => \(lease)),
+                        attempts = d.attempts + 1
+                    FROM documents AS doc, picked AS p
+                    WHERE doc.id = d.document_id AND d.id = p.id
+                    RETURNING d.seq, d.id, d.document_id, d.handler, d.mailbox, doc.name, coalesce(doc.type_identifier, '') AS type,
+                              doc.extension_chain, doc.source_application, doc.annotation::text AS annotation, doc.size, doc.intake_host,
+                              d.attempts::int8 AS attempts, d.lease_until, p.was, p.holder, p.expired),
+                recorded AS (
+                    INSERT INTO history_events (document_id, delivery_id, host, event, at, detail)
+                    SELECT document_id, id, coalesce(holder, ''), 'leaseExpired', expired, jsonb_build_object('heldBy', holder)
+                    FROM claimed WHERE was = 'claimed'
+                    UNION ALL
+                    SELECT document_id, id, \(host), 'claimed', now(),
+                           jsonb_build_object('attempt', attempts, 'leaseUntil', lease_until)
+                    FROM claimed)
+                SELECT seq, id, document_id, handler, mailbox, name, type, extension_chain, source_application, annotation, size,
+                       intake_host, attempts
+                FROM claimed
                 """, logger: logger)
             var claims: [(Int64, FleetClaim)] = []
             for try await (seq, id, document, handler, mailbox, name, type, chain, application, annotation, size, intake, attempts)
@@ -128,12 +143,15 @@ extension FleetQueue {
 
     /// Records acknowledgements; `handled` false records a decline (still ended). Returns the ids
     /// whose first acknowledgement this was, each with a `history_events` row. A document's chunks
-    /// are deleted once every delivery of it has ended.
+    /// are deleted once every delivery of it has ended (with `retain_days` 0; otherwise by the
+    /// fleet's pruning, once older).
     package func acknowledge(_ deliveryIDs: [UUID], handled: Bool) async throws(FleetError) -> Set<UUID> {
         guard !deliveryIDs.isEmpty else { return [] }
         let host = hostName
         let logger = logger
         let event = handled ? "acknowledged" : "declined"
+        // Bytes kept for retain_days are deleted by the fleet's pruning instead (FleetPruning).
+        let deleteBytes = database.configuration.retainDays == 0
         return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
             try await self.transaction(connection) {
                 // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
@@ -155,7 +173,7 @@ extension FleetQueue {
                     first.insert(id)
                     if let document { documents.insert(document) }
                 }
-                if !documents.isEmpty {
+                if deleteBytes, !documents.isEmpty {
                     let ids = documents.sorted { $0.uuidString < $1.uuidString }
                     // The document's row locked first: of two hosts ending its last two deliveries at
                     // once, the second looks after the first's commit and sees both ended.
@@ -177,9 +195,14 @@ extension FleetQueue {
         let host = hostName
         let logger = logger
         try await exclusive("giving \(deliveryIDs.count) delivery(ies) back to the fleet") { connection in
+            // With its `released` event, in the same statement.
             try await connection.query("""
-                UPDATE deliveries SET state = 'owed', claimed_by = NULL, lease_until = NULL
-                WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                WITH released AS (
+                    UPDATE deliveries SET state = 'owed', claimed_by = NULL, lease_until = NULL
+                    WHERE id = ANY(\(deliveryIDs)) AND state = 'claimed' AND claimed_by = \(host)
+                    RETURNING id, document_id)
+                INSERT INTO history_events (document_id, delivery_id, host, event)
+                SELECT document_id, id, \(host), 'released' FROM released
                 """, logger: logger)
         }
     }

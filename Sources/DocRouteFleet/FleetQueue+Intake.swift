@@ -38,9 +38,14 @@ extension FleetQueue {
                         continue
                     }
                     try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, watchdog: self.watchdog, logger: logger)
+                    // The delivery and the start of its history, in one statement.
                     try await connection.query("""
-                        INSERT INTO deliveries (id, document_id, handler, mailbox)
-                        VALUES (\(document.deliveryID), \(documentID), \(document.bundleIdentifier), \(document.mailbox))
+                        WITH delivery AS (
+                            INSERT INTO deliveries (id, document_id, handler, mailbox)
+                            VALUES (\(document.deliveryID), \(documentID), \(document.bundleIdentifier), \(document.mailbox))
+                            RETURNING id, document_id)
+                        INSERT INTO history_events (document_id, delivery_id, host, event, detail)
+                        SELECT document_id, id, \(host), 'committed', \(document.intakeDetailJSON)::jsonb FROM delivery
                         """, logger: logger)
                     handlers.insert(document.bundleIdentifier)
                     written += 1

@@ -41,13 +41,15 @@ extension DocumentHistory {
             var members: [String: JSONValue] = ["event": .string(event.kind.rawValue)]
             if let at = event.at { members["at"] = .string(Self.timestamp(at)) }
             members["details"] = .object(Dictionary(event.details.map { ($0.name, JSONValue.string($0.value)) }, uniquingKeysWith: { $1 }))
+            if let host = event.host { members["host"] = .string(host) }
             return .object(members)
         })
         return .object(object)
     }
 
-    /// Reads ``json`` back (`events` are derived, so not read); nil when it is not an object with
-    /// a known `state`.
+    /// Reads ``json`` back; nil when it is not an object with a known `state`. Its `events` are
+    /// kept as given (a fleet's host may have told some): those of a kind this docroute does not
+    /// know are left out; details come in the order of ``detailOrder``, then by name.
     package init?(json: JSONValue) {
         guard let object = json.objectValue, let state = object["state"]?.stringValue.flatMap(State.init(rawValue:)) else { return nil }
         func string(_ name: String) -> String? { object[name]?.stringValue }
@@ -79,7 +81,14 @@ extension DocumentHistory {
         if case .array(let rounds)? = object["earlierRounds"] {
             earlierRounds = rounds.compactMap(Round.init(json:))
         }
+        if case .array(let events)? = object["events"] {
+            givenEvents = events.compactMap(Event.init(json:))
+        }
     }
+
+    /// The order details are shown in, as the ledger's events name them; others after, by name.
+    static let detailOrder = ["host", "inbox", "mail", "url", "mailbox", "name", "reason", "path", "size", "message", "part", "type", "mime",
+                              "by", "handler", "why", "to", "heldBy", "attempt", "handled"]
 
     /// `2026-11-26T10:02:03.125Z`.
     package static func timestamp(_ date: Date) -> String {
@@ -114,5 +123,21 @@ extension DocumentHistory.Round {
                   notifiedBy: object["notifiedBy"]?.stringValue, notifiedTo: object["notifiedTo"]?.stringValue,
                   settled: settled, settledAt: object["settledAt"]?.stringValue.flatMap(DocumentHistory.date(timestamp:)),
                   redeliveredAt: redeliveredAt)
+    }
+}
+
+extension DocumentHistory.Event {
+    /// Reads an event of ``DocumentHistory/json`` back; nil for an unknown kind.
+    package init?(json: JSONValue) {
+        guard let object = json.objectValue, let kind = object["event"]?.stringValue.flatMap(Kind.init(rawValue:)) else { return nil }
+        var details: [Detail] = []
+        if let members = object["details"]?.objectValue {
+            func rank(_ name: String) -> Int { DocumentHistory.detailOrder.firstIndex(of: name) ?? Int.max }
+            for name in members.keys.sorted(by: { (rank($0), $0) < (rank($1), $1) }) {
+                if let value = members[name]?.stringValue { details.append(Detail(name: name, value: value)) }
+            }
+        }
+        self.init(kind: kind, at: object["at"]?.stringValue.flatMap(DocumentHistory.date(timestamp:)), details: details,
+                  host: object["host"]?.stringValue)
     }
 }

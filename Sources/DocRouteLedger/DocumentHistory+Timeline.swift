@@ -27,7 +27,9 @@ extension DocumentHistory {
             } else {
                 when = String(repeating: " ", count: 19)
             }
-            let details = event.details.map { Self.detailText($0) }.joined(separator: ", ")
+            var details = event.details.map { Self.detailText($0) }.joined(separator: ", ")
+            // In a fleet, what another host did says which host.
+            if let host = event.host { details = "on host \(host)" + (details.isEmpty ? "" : ", " + details) }
             let word = Self.word(event.kind)
             lines.append("  \(when)  " + (details.isEmpty ? word : word.padding(toLength: 13, withPad: " ", startingAt: 0) + details))
         }
@@ -39,6 +41,8 @@ extension DocumentHistory {
         switch kind {
         case .notified: "told"
         case .sourceReclaimed: "source freed"
+        case .leaseExpired: "lease expired"
+        case .released: "given back"
         default: kind.rawValue
         }
     }
@@ -50,6 +54,7 @@ extension DocumentHistory {
         case "type": detail.value
         case "to": "on \(detail.value)"
         case "by": "by \(detail.value)"
+        case "heldBy": "held by \(detail.value)"
         default: "\(detail.name) \(detail.value)"
         }
     }

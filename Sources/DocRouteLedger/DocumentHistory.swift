@@ -21,6 +21,10 @@ package struct DocumentHistory: Sendable, Hashable {
     package struct Event: Sendable, Hashable {
         package enum Kind: String, Sendable, Hashable {
             case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, redelivered, sourceReclaimed
+            /// In a fleet: a host claimed the delivery, a host's lease on it ran out, a host gave
+            /// it back unacknowledged (its handler left, or the copy failed), a host wrote the copy
+            /// into its sandbox.
+            case claimed, leaseExpired, released, written
         }
 
         package var kind: Kind
@@ -28,10 +32,24 @@ package struct DocumentHistory: Sendable, Hashable {
         package var at: Date?
         /// What a person reads, in order (`name`, `size`, `handler`, `path`…).
         package var details: [Detail]
+        /// In a fleet, the host it happened on when that is not the host asked; nil for this host.
+        package var host: String?
 
         package struct Detail: Sendable, Hashable {
             package var name: String
             package var value: String
+
+            package init(name: String, value: String) {
+                self.name = name
+                self.value = value
+            }
+        }
+
+        package init(kind: Kind, at: Date?, details: [Detail], host: String? = nil) {
+            self.kind = kind
+            self.at = at
+            self.details = details
+            self.host = host
         }
     }
 
@@ -72,6 +90,9 @@ package struct DocumentHistory: Sendable, Hashable {
     package var sourceRemovedAt: Date?
     /// The rounds before its last redelivery, oldest first: each told, settled, then sent again.
     package var earlierRounds: [Round] = []
+    /// The events as given, instead of those the fields tell: a fleet's story merged with this
+    /// host's (``DocumentHistory/events``), or events read back from a reply's JSON.
+    package var givenEvents: [Event]?
 
     /// One round of a document that was sent to its handler again (`docroutectl redeliver`):
     /// who was told, how it was settled, and when it was sent again.
@@ -103,8 +124,11 @@ package struct DocumentHistory: Sendable, Hashable {
     /// When it was first seen (what the newest-first order of a query goes by).
     package var firstAt: Date? { seenAt ?? committedAt }
 
-    /// Its events, in the order they happened.
-    package var events: [Event] {
+    /// Its events, in the order they happened: ``givenEvents`` when set, else those its fields tell.
+    package var events: [Event] { givenEvents ?? ledgerEvents }
+
+    /// The events this host's ledger tells of it, in the order they happened.
+    package var ledgerEvents: [Event] {
         var events: [Event] = []
         func add(_ kind: Event.Kind, _ at: Date?, _ details: [(String, String?)]) {
             events.append(Event(kind: kind, at: at, details: details.compactMap { name, value in
@@ -156,8 +180,13 @@ package struct DocumentHistory: Sendable, Hashable {
         if let sourceRemovedAt, url == nil, sourcePath != nil, messageID == nil {
             add(.sourceReclaimed, sourceRemovedAt, [])
         }
-        // The source is usually freed before the handler answers: events go in time order, an
-        // event without a time staying after the one before it (typed and routed with seen).
+        return Self.inTimeOrder(events)
+    }
+
+    /// `events` in time order: the source is usually freed before the handler answers. An event
+    /// without a time stays after the one before it (typed and routed with seen); events of one
+    /// moment keep their order.
+    package static func inTimeOrder(_ events: [Event]) -> [Event] {
         var last = Date.distantPast
         let keyed = events.enumerated().map { index, event in
             last = event.at ?? last

@@ -69,10 +69,13 @@ struct HistoryCommand: AsyncParsableCommand {
         let query = try Self.query(document: document, bundleIdentifier: bundleIdentifier, since: since, until: until,
                                    state: state, limit: limit)
         var documents: [DocumentHistory]?
+        var fleetUnread: String?
         if !offline, let connection = try? await daemon.connect() {
             defer { Task { await connection.close() } }
             do {
-                documents = try await connection.history(Self.request(query)).compactMap(DocumentHistory.init(json:))
+                let reply = try await connection.historyReply(Self.request(query))
+                documents = reply.documents.compactMap(DocumentHistory.init(json:))
+                fleetUnread = Self.fleetUnread(reply.fleet)
             } catch where error.code == .daemon(.notPermitted) {
                 StandardStreams.error("\(error.message)\n  Run as root or as a member of docrouted's admin_group.")
                 throw ExitCode.failure
@@ -89,6 +92,11 @@ struct HistoryCommand: AsyncParsableCommand {
         } else {
             found = try readLedger(query)
         }
+        if let fleetUnread {
+            // Said before the documents, on standard error too when --json keeps standard output for JSON.
+            let line = "\(fleetUnread); this host's ledger alone is shown"
+            if json || found.isEmpty { StandardStreams.error(line) } else { StandardStreams.output(line: line + "\n") }
+        }
         guard !found.isEmpty else {
             StandardStreams.error("no document matches \(Self.describe(query)) in the ledger's history")
             throw ExitCode.failure
@@ -97,7 +105,12 @@ struct HistoryCommand: AsyncParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             for document in found {
-                let data = try encoder.encode(document.json)
+                var object = document.json
+                if let fleetUnread, case .object(var members) = object {
+                    members["fleetUnread"] = .string(fleetUnread)
+                    object = .object(members)
+                }
+                let data = try encoder.encode(object)
                 StandardStreams.output(Array(data) + [UInt8(ascii: "\n")])
             }
             return
@@ -168,6 +181,13 @@ struct HistoryCommand: AsyncParsableCommand {
             query.state = value
         }
         return query
+    }
+
+    /// What a reply's `fleet` says when the fleet's part of the history could not be read; nil
+    /// when it was read, or the host is not in a fleet.
+    static func fleetUnread(_ fleet: JSONValue?) -> String? {
+        guard let object = fleet?.objectValue, object["readable"] == .bool(false) else { return nil }
+        return object["error"]?.stringValue ?? "the fleet's part of the history could not be read"
     }
 
     /// The query as the socket's `history` request carries it.

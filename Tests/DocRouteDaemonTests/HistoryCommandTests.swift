@@ -109,7 +109,11 @@ import Testing
         var history = Self.delivered()
         history.earlierRounds = [DocumentHistory.Round(settled: .declined, settledAt: history.seenAt!.addingTimeInterval(2), redeliveredAt: history.settledAt!)]
         let json = history.json
-        #expect(DocumentHistory(json: json) == history)
+        var back = try #require(DocumentHistory(json: json))
+        // The events come back as given (in a fleet, some were told by other hosts).
+        #expect(back.events == history.events)
+        back.givenEvents = nil
+        #expect(back == history)
         let object = try #require(json.objectValue)
         #expect(object["seenAt"] == "2026-11-26T10:02:03.000Z")
         #expect(object["state"] == "acknowledged")

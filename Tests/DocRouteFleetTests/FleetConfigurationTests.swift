@@ -30,7 +30,9 @@ import Testing
             password_file = "docroute-db-password"
             lease_seconds = 12
             ca_file = "/etc/docroute/db-ca.pem"
+            retain_days = 7
             """).fleet)
+        #expect(fleet.retainDays == 7)
         #expect(fleet.database.endpoint == .tcp(host: "db.example.net", port: 6543))
         #expect(fleet.database.user == "router")
         #expect(fleet.database.database == "documents")
@@ -46,6 +48,7 @@ import Testing
         let fleet = try #require(try parse("database = \"postgresql://db.example.net/docroute\"\n").fleet)
         #expect(fleet.hostName == (try HostName.current()))
         #expect(fleet.leaseSeconds == 30)
+        #expect(fleet.retainDays == 0, "bytes deleted with the last acknowledgement, as before retain_days")
         #expect(fleet.passwordFile == nil)
         #expect(fleet.caFile == nil)
         #expect(fleet.database.user == "docroute")
@@ -126,5 +129,15 @@ import Testing
         #expect(reload.configuration.fleet?.leaseSeconds == 30)
         let added = try DaemonConfiguration.parse("socket = \"/run/docroute/docroute.sock\"\n", file: "docroute.toml").reloaded(from: after)
         #expect(added.needsRestart == ["fleet"])
+    }
+
+    @Test func retainDaysIsAWholeNumberOfDaysUpToTenYears() throws {
+        for bad in ["-1", "3651"] {
+            let problem = try #require(error("database = \"postgresql://db.example.net/docroute\"\nretain_days = \(bad)\n"))
+            #expect(problem.inputKey == "fleet.retain_days")
+            #expect(problem.message.contains("from 0"), "\(problem.message)")
+        }
+        let typed = try #require(error("database = \"postgresql://db.example.net/docroute\"\nretain_days = \"7\"\n"))
+        #expect(typed.inputKey == "fleet.retain_days")
     }
 }

@@ -397,9 +397,15 @@ public actor DocRouteConnection {
     /// Documents' histories matching `query`, each a JSON object (feature `history`; root and
     /// the admin group).
     public func history(_ query: HistoryRequest) async throws(DocRouteClientError) -> [JSONValue] {
+        try await historyReply(query).documents
+    }
+
+    /// Documents' histories matching `query`, and, from a host in a fleet, whether the fleet's part
+    /// could be read (`{"host","readable","error"}`; nil from a host not in a fleet).
+    public func historyReply(_ query: HistoryRequest) async throws(DocRouteClientError) -> (documents: [JSONValue], fleet: JSONValue?) {
         let reply = try await request { id in .history(id: id, query: query) }
-        guard case .history(_, let documents) = reply else { throw unexpected(reply, for: "history") }
-        return documents
+        guard case .history(_, let documents, let fleet) = reply else { throw unexpected(reply, for: "history") }
+        return (documents, fleet)
     }
 
     /// Sends acknowledged or declined deliveries to their handlers again (feature `redeliver`;

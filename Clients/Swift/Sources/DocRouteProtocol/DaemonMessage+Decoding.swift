@@ -60,7 +60,8 @@ extension DaemonMessage {
                 id: id, path: try object.string("path"), deliveryID: try object.optionalString("deliveryID"),
                 bundleIdentifier: try object.optionalString("bundleIdentifier"), contentType: try object.optionalString("contentType"))
         case "history":
-            self = .history(id: id, documents: try object.array("documents"))
+            let fleet = object.members["fleet"].flatMap { $0 == .null ? nil : $0 }
+            self = .history(id: id, documents: try object.array("documents"), fleet: fleet)
         case "redelivered":
             self = .redelivered(id: id, results: try object.array("results"))
         case "error":

@@ -61,10 +61,14 @@ extension DaemonMessage {
             writer.field("deliveryID", ifPresent: deliveryID)
             writer.field("bundleIdentifier", ifPresent: bundleIdentifier)
             writer.field("contentType", ifPresent: contentType)
-        case .history(let id, let documents):
+        case .history(let id, let documents, let fleet):
             writer.field("id", ifPresent: id)
             writer.key("documents")
             writer.value(JSONValue.array(documents))
+            if let fleet {
+                writer.key("fleet")
+                writer.value(fleet)
+            }
         case .redelivered(let id, let results):
             writer.field("id", ifPresent: id)
             writer.key("results")

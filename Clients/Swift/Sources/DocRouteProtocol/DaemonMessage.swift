@@ -24,8 +24,9 @@ public enum DaemonMessage: Sendable, Hashable {
     /// delivered already. Either way its entry is gone.
     case released(id: String?, path: String, deliveryID: String?, bundleIdentifier: String?, contentType: String?)
     /// Reply to `history`: each document found, newest first, as an object (its fields and its
-    /// `events`; docs/PROTOCOL.md, "Proposal (docrouted): history").
-    case history(id: String?, documents: [JSONValue])
+    /// `events`; docs/PROTOCOL.md, "Proposal (docrouted): history"); in a fleet, `fleet` says
+    /// whether the fleet's part could be read (`{"host","readable","error"}`).
+    case history(id: String?, documents: [JSONValue], fleet: JSONValue? = nil)
     /// Reply to `redeliver`: one object per delivery id (`deliveryID`, `outcome`, `message`, and
     /// `bundleIdentifier` and `path` when known).
     case redelivered(id: String?, results: [JSONValue])
@@ -65,7 +66,7 @@ public enum DaemonMessage: Sendable, Hashable {
         switch self {
         case .welcome(_, _, let id, _, _), .subscribed(let id, _, _), .opened(let id, _, _, _), .status(let id, _, _, _),
             .candidates(let id, _, _), .released(let id, _, _, _, _), .error(let id, _, _),
-            .history(let id, _), .redelivered(let id, _):
+            .history(let id, _, _), .redelivered(let id, _):
             id
         case .launch, .openURL:
             nil
