@@ -181,21 +181,21 @@ class Postgres:
                               stdout=subprocess.PIPE if capture else subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         return done.stdout if capture else ""
 
-    def psql(self, command: str, database: str = "fleet") -> str:
-        return self.as_postgres([f"{POSTGRES_BIN}/psql", "-X", "-q", "-t", "-A", "-h", self.sockets, "-p", str(PORT),
-                                 "-c", command, database], capture=True)
+    def psql(self, command: str, database: str = "fleet", quiet: bool = True) -> str:
+        """psql -c COMMAND, its output (tuples only, unaligned); ON_ERROR_STOP, so a failure raises."""
+        return self.as_postgres([f"{POSTGRES_BIN}/psql", "-X", "-t", "-A", "-v", "ON_ERROR_STOP=1"]
+                                + (["-q"] if quiet else []) + ["-h", self.sockets, "-p", str(PORT),
+                                                               "-c", command, database], capture=True)
 
     def postmaster(self) -> int:
         return int(open(os.path.join(self.data, "postmaster.pid")).readline())
 
     def cpu(self) -> float:
-        """User + system seconds of the server's processes now alive (the postmaster and its children).
-
-        A backend that exited took its seconds with it; the hosts' connections live as long as the
-        hosts, so a measurement between two readings with the hosts running counts them.
-        """
+        """User + system seconds of the server: the postmaster, its children alive, and those it has
+        reaped (a backend that exited, psql's; the postmaster's cutime and cstime)."""
         postmaster = self.postmaster()
-        total = cpu_seconds(postmaster)
+        fields = open(f"/proc/{postmaster}/stat").read().rsplit(")", 1)[1].split()
+        total = sum(int(fields[index]) for index in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
