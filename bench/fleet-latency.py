@@ -2,7 +2,7 @@
 """Latency through the fleet: a file renamed into host A's inbox until host B sends its `openURL`.
 
 usage: bench/fleet-latency.py <docrouted> [--rate=200] [--seconds=20] [--rounds=1]
-                              [--quiet-load=L] [--quiet-wait=S] [--keep]
+                              [--quiet-load=L] [--quiet-wait=S] [--series] [--keep]
        (root: PostgreSQL runs as the postgres user; apt-get install postgresql)
 
 Each round, on this machine (one monotonic clock for every timestamp):
@@ -18,7 +18,8 @@ each event at once. The time until the source left A's inbox (inotify: intake's 
 PostgreSQL in the fleet) is printed too, as the part of the latency spent on the intake host. Printed per round and side: p50, p90, p99, p99.9 and max in ms, CPU per
 file (user + system of each docrouted and of PostgreSQL's processes, from the first rename to
 the last acknowledgement), the load average; then the medians over the rounds and a one-line
-summary against the target (p99 under 20 ms through the fleet). --quiet-load=L waits before
+summary against the target (p99 under 20 ms through the fleet). --series prints the p50 and max
+of each second's files too (a backlog building up and draining shows there). --quiet-load=L waits before
 each round (up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L.
 Exits 1 when a file was not delivered, or on any failure; 0 otherwise (a missed target is
 printed, not an error). Everything started is stopped by pid and its folder removed
@@ -86,6 +87,14 @@ def measure(docrouted: str, fleet: bool, rate: float, files: int) -> dict:
         figures["intake_p50"] = fc.percentile(intake_part, 0.50)
         figures["intake_p99"] = fc.percentile(intake_part, 0.99)
         figures["seconds"] = renamed[-1] - start
+        if "--series" in sys.argv:
+            by_second: dict[int, list[float]] = {}
+            for name, received in handler.received.items():
+                index = fc.index_of(name)
+                by_second.setdefault(int(renamed[index] - start), []).append((received - renamed[index]) * 1000)
+            print(f"  {'fleet' if fleet else 'local'}, by the second of the rename: p50 / max ms")
+            for second, values in sorted(by_second.items()):
+                print(f"    {second:3d} s  {fc.percentile(values, 0.5):8.1f} {max(values):8.1f}")
         return figures
 
 
