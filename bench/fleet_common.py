@@ -117,6 +117,7 @@ class Host:
         deadline = time.monotonic() + 30
         while not os.path.exists(self.socket):
             if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
                 raise RuntimeError(f"docrouted {name} did not start: {open(self.log_path).read()[-2000:]}")
             time.sleep(0.05)
         self.cpu_mark = 0.0
@@ -168,12 +169,15 @@ class Postgres:
             os.makedirs(folder, mode=0o700)
             os.chown(folder, user.pw_uid, user.pw_gid)
         self.running = False
+        self.url = f"postgresql:///fleet?host={self.sockets}&port={PORT}&user=postgres"
+
+    def start(self) -> None:
         self.as_postgres([f"{POSTGRES_BIN}/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"])
+        # Counted as running before pg_ctl returns, so that a failure or a signal from here on stops it.
+        self.running = True
         self.as_postgres([f"{POSTGRES_BIN}/pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.sockets, "log"),
                           "-o", f"-k {self.sockets} -p {PORT} -c listen_addresses='' -c fsync=on", "start"])
-        self.running = True
         self.psql("CREATE DATABASE fleet", database="postgres")
-        self.url = f"postgresql:///fleet?host={self.sockets}&port={PORT}&user=postgres"
 
     @staticmethod
     def as_postgres(arguments: list[str], capture: bool = False) -> str:
@@ -207,7 +211,8 @@ class Postgres:
         return total
 
     def stop(self) -> None:
-        if self.running:
+        """pg_ctl stop on the run's own data folder (it signals the postmaster named in postmaster.pid)."""
+        if self.running and os.path.exists(os.path.join(self.data, "postmaster.pid")):
             self.running = False
             self.as_postgres([f"{POSTGRES_BIN}/pg_ctl", "-D", self.data, "-w", "-m", "fast", "stop"])
 
@@ -303,9 +308,12 @@ class Run:
 
     def start_postgres(self) -> Postgres:
         self.postgres = Postgres(self.root)
+        self.postgres.start()
         return self.postgres
 
     def host(self, name: str, fleet: bool) -> Host:
+        if fleet and not self.postgres:
+            raise RuntimeError("a fleet host needs start_postgres() first")
         host = Host(self.docrouted, self.root, name, self.postgres.url if fleet else None)
         self.hosts.append(host)
         return host
