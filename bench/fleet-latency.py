@@ -14,15 +14,16 @@ Each round, on this machine (one monotonic clock for every timestamp):
   the same rate renamed into A's inbox.
 The latency of a file is the time from its rename returning to the handler's receiving its
 event (`openURL`, or `launch`), the file known by the copy's name. The handler acknowledges
-each event at once. The time until the source left A's inbox (inotify: intake's commit done, into
-PostgreSQL in the fleet) is printed too, as the part of the latency spent on the intake host. Printed per round and side: p50, p90, p99, p99.9 and max in ms, CPU per
-file (user + system of each docrouted and of PostgreSQL's processes, from the first rename to
-the last acknowledgement), the load average; then the medians over the rounds and a one-line
-summary against the target (p99 under 20 ms through the fleet). --series prints the p50 and max
-of each second's files too (a backlog building up and draining shows there). --quiet-load=L waits before
-each round (up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L.
-Exits 1 when a file was not delivered, or on any failure; 0 otherwise (a missed target is
-printed, not an error). Everything started is stopped by pid and its folder removed
+each event at once. The time until the source left A's inbox (inotify: intake's commit done,
+into PostgreSQL in the fleet) is printed too: the part of the latency spent on the intake host.
+Printed per round and side: p50, p90, p99, p99.9 and max in ms, CPU per file (user + system of
+each docrouted and of PostgreSQL's processes, from the first rename to the last
+acknowledgement), the load average; then the medians over the rounds and a one-line summary
+against the target (p99 under 20 ms through the fleet). --series prints the p50 and max of each
+second's files too (a backlog building up shows there). --quiet-load=L waits before each round
+(up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L. Exits 1 when a
+file was not delivered, or on any failure; 0 otherwise (a missed target is printed, not an
+error). Everything started is stopped by pid and its folder removed
 (--keep keeps the folder with the daemons' logs).
 """
 import os
