@@ -3,7 +3,8 @@
 Imported by bench/fleet-latency.py, bench/fleet-scaling.py and bench/fleet-large.py; not a
 benchmark itself. Everything a run starts lives under one temporary folder beside the build
 (`.build/fleet-bench-*`, on the project's file system): PostgreSQL's data and socket folders
-and each host's inbox, state, sandboxes and log. `Run.close()` stops every process it started,
+and each host's inbox, state, sandboxes and log (`daemon.log`; `--log-level=debug` on any
+script's command line raises the daemons' level from `warning`, with `--keep` to read it). `Run.close()` stops every process it started,
 by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes the folder; it runs
 on an exception, Ctrl-C and SIGTERM too. Needs root: PostgreSQL (Debian's `postgresql` 15
 package) runs as the postgres user.
@@ -112,7 +113,8 @@ class Host:
         self.log_path = os.path.join(self.root, "daemon.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen([docrouted, "--config", os.path.join(self.root, "docroute.toml"),
-                                         "--log-level", "warning"], stdout=self.log, stderr=self.log)
+                                         "--log-level", option("log-level", "warning")],
+                                        stdout=self.log, stderr=self.log)
         self.socket = os.path.join(self.root, "s.sock")
         deadline = time.monotonic() + 30
         while not os.path.exists(self.socket):
