@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One large file through the fleet against PostgreSQL's own `\\lo_import` of it, and the hosts' peak memory.
 
-usage: bench/fleet-large.py <docrouted> [--size-mib=1024] [--rounds=3] [--quiet-load=L] [--quiet-wait=S] [--keep]
+usage: bench/fleet-large.py <docrouted> [--size-mib=1024] [--rounds=3]
+                            [--quiet-load=L] [--quiet-wait=S] [--log-level=LEVEL] [--keep]
        (root: PostgreSQL runs as the postgres user; apt-get install postgresql)
 
 Each round, on this machine: a PostgreSQL 15 of its own (Debian's, Unix socket, trust, fsync on),
@@ -19,7 +20,8 @@ whole life of the process); then the medians and a one-line summary. --quiet-loa
 each round (up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L.
 Needs 2 × SIZE free beside the build, plus as much again in PostgreSQL's folder. Exits 1 on a
 failure (file not delivered whole, psql failing); a missed target is printed, not an error.
-Everything started is stopped by pid and its folder removed (--keep keeps it).
+Everything started is stopped by pid and its folder removed (--keep keeps it, with the
+daemons' logs; --log-level=debug makes them say more).
 """
 import os
 import resource

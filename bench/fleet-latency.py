@@ -2,7 +2,7 @@
 """Latency through the fleet: a file renamed into host A's inbox until host B sends its `openURL`.
 
 usage: bench/fleet-latency.py <docrouted> [--rate=200] [--seconds=20] [--rounds=1]
-                              [--quiet-load=L] [--quiet-wait=S] [--series] [--keep]
+                              [--quiet-load=L] [--quiet-wait=S] [--series] [--log-level=LEVEL] [--keep]
        (root: PostgreSQL runs as the postgres user; apt-get install postgresql)
 
 Each round, on this machine (one monotonic clock for every timestamp):
@@ -24,7 +24,7 @@ second's files too (a backlog building up shows there). --quiet-load=L waits bef
 (up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L. Exits 1 when a
 file was not delivered, or on any failure; 0 otherwise (a missed target is printed, not an
 error). Everything started is stopped by pid and its folder removed
-(--keep keeps the folder with the daemons' logs).
+(--keep keeps the folder with the daemons' logs; --log-level=debug makes them say more).
 """
 import os
 import statistics

@@ -2,7 +2,7 @@
 """Scaling the fleet out: one handler's instances on 1, 2 and 4 hosts, each spending time per document.
 
 usage: bench/fleet-scaling.py <docrouted> [FILES] [--instances=1,2,4] [--work-ms=20] [--rounds=1]
-                              [--quiet-load=L] [--quiet-wait=S] [--keep]
+                              [--quiet-load=L] [--quiet-wait=S] [--log-level=LEVEL] [--keep]
        (root: PostgreSQL runs as the postgres user; apt-get install postgresql)
 
 For each instance count N (and each round), on this machine: a PostgreSQL 15 of its own (Debian's,
@@ -18,7 +18,7 @@ PostgreSQL's processes), the load average; then medians over the rounds and a on
 --quiet-load=L waits before each run (up to --quiet-wait seconds, default 600) for the 1-minute
 load to fall under L. Exits 1 on a failure (a document not acknowledged in time, a process that
 did not start); a missed target is printed, not an error. Everything started is stopped by pid
-and its folder removed (--keep keeps the folder with the daemons' logs).
+and its folder removed (--keep keeps the folder with the daemons' logs; --log-level=debug makes them say more).
 """
 import os
 import statistics
