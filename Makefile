@@ -20,7 +20,7 @@ APT_TEST_PACKAGES := python3 python3-venv inotify-tools socat systemd file strac
 APT_PACKAGING_PACKAGES := debootstrap systemd-container debhelper dpkg-dev lintian
 APT_PACKAGES := $(APT_RUN_PACKAGES) $(APT_TEST_PACKAGES) $(APT_PACKAGING_PACKAGES)
 
-.PHONY: help deps run-deps man build release run test chaos container-test bench bench-ext4 clean install fuzz fuzz-smoke deb
+.PHONY: help deps run-deps man build release run test chaos container-test bench bench-ext4 bench-fleet clean install fuzz fuzz-smoke deb
 
 help:
 	@echo "make run     build and run docrouted on an embedded default configuration under ./run"
@@ -28,6 +28,7 @@ help:
 	@echo "make test    install what is missing, build, run the whole test suite"
 	@echo "make bench   release build and the benchmark suite (figures for the README)"
 	@echo "make bench-ext4   the comparison again on a journaled ext4 image on the same disk (root)"
+	@echo "make bench-fleet  the fleet's benchmarks against a PostgreSQL of their own (root, postgresql 15)"
 	@echo "make fuzz    libFuzzer targets, FUZZ_SECONDS (default 60) each (docs/FUZZING.md)"
 	@echo "make install PREFIX=/usr DESTDIR=...   binaries, man pages, completions, units and configuration"
 	@echo "make deb     docroute_<version>_amd64.deb (debhelper, static Swift runtime), checked by lintian"
@@ -184,6 +185,20 @@ BENCH_EXT4_JSON ?= $(CURDIR)/.build/bench-figures-ext4.json
 bench-ext4: release
 	cd "$(CURDIR)" && bench/on-journaled-ext4.sh compare --files 10000 --rate 200 --latency-seconds 30 --backlog 10000 --idle-seconds 0 --json > "$(BENCH_EXT4_JSON)"
 	@echo "figures as JSON: $(BENCH_EXT4_JSON)"
+
+# The fleet's benchmarks (bench/fleet-*.py; root, Debian's postgresql 15 package; each starts a
+# PostgreSQL and docrouted hosts of its own under .build and stops them): a burst against one host,
+# latency at 200 files/s against one host, one handler's instances on 1, 2 and 4 hosts, and 1 GiB
+# against psql's \lo_import. About 15 minutes on a quiet 2-core machine. FLEET_DAEMON=<docrouted>
+# measures that binary instead of the shipped static release build.
+FLEET_DAEMON ?=
+bench-fleet:
+	cd "$(CURDIR)" && daemon="$(FLEET_DAEMON)" \
+		&& if [ -z "$$daemon" ]; then daemon="$$(DOCROUTE_SCRATCH_PATH="$(DEB_SCRATCH_PATH)" SWIFT="$(SWIFT)" scripts/release-build.sh)/docrouted"; fi \
+		&& bench/fleet-burst.py "$$daemon" 10000 --rounds=3 \
+		&& bench/fleet-latency.py "$$daemon" --rate=200 --seconds=20 --rounds=3 \
+		&& bench/fleet-scaling.py "$$daemon" 2000 --instances=1,2,4 --work-ms=20 \
+		&& bench/fleet-large.py "$$daemon" --size-mib=1024 --rounds=3
 
 clean:
 	rm -rf .build .build-fuzz .build-deb run docroute_*.deb
