@@ -8,11 +8,10 @@ extension FleetDispatcher {
     /// Records in the fleet that these claims were written into their sandbox on this host (the
     /// copy's path), one statement for the batch, without holding up the announcement; a failure
     /// only leaves the events out (this host's own ledger has them).
-    func recordWritten(_ copies: [(deliveryID: UUID, path: String)]) {
+    func recordWritten(_ copies: [(deliveryID: UUID, path: String)], at time: Date) {
         guard !copies.isEmpty else { return }
-        let now = Date()
         let events = copies.map { copy in
-            FleetQueue.HistoryRecord(deliveryID: copy.deliveryID, event: "written", at: now, detailJSON: Self.detail(["path": copy.path]))
+            FleetQueue.HistoryRecord(deliveryID: copy.deliveryID, event: "written", at: time, detailJSON: Self.detail(["path": copy.path]))
         }
         Task { [queue, logger] in
             do {

@@ -269,12 +269,15 @@ package actor FleetDispatcher {
             }
         }
         guard !prepared.isEmpty else { return }
-        // The local delivery closes each descriptor once its outcome is known.
+        // The local delivery closes each descriptor once its outcome is known. The history's
+        // `written` takes the time the copies were begun: the local delivery tells the handler as
+        // soon as a copy commits, before this call returns, and the story reads in order.
+        let writing = Date()
         let outcomes = await local.deliver(prepared.map(\.delivery))
         await removeScratchFiles(prepared.map(\.claim))
         var copied = false
         var written: [(deliveryID: UUID, path: String)] = []
-        defer { recordWritten(written) }
+        defer { recordWritten(written, at: writing) }
         for (index, item) in prepared.enumerated() {
             let claim = item.claim
             switch index < outcomes.count ? outcomes[index] : nil {

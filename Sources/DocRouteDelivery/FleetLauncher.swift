@@ -64,7 +64,13 @@ package actor FleetLauncher {
     func look() async -> Bool {
         guard let launchable, let launch else { return false }
         let handlers = launchable().sorted()
-        if handlers != published, (try? await queue.publishLaunchable(handlers)) == true { published = handlers }
+        if handlers != published {
+            // Not published: this host is not registered yet (at a first start, its membership
+            // may still be creating the schema) or the database is away, which the membership
+            // reports. Nothing to look at until it is.
+            guard (try? await queue.publishLaunchable(handlers)) == true else { return false }
+            published = handlers
+        }
         guard !handlers.isEmpty else { return false }
         let owed: [String]
         do {
