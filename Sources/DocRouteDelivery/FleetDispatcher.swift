@@ -281,7 +281,8 @@ package actor FleetDispatcher {
         guard !prepared.isEmpty else { return }
         // The local delivery closes each descriptor once its outcome is known.
         let outcomes = await local.deliver(prepared.map(\.delivery))
-        await removeScratchFiles(prepared.map(\.claim))
+        // Only the larger documents have scratch files; the others were in memory files.
+        await removeScratchFiles(prepared.filter { $0.delivery.sourcePath.hasPrefix(scratchPath.string + "/") }.map(\.claim))
         var copied = false
         for (index, item) in prepared.enumerated() {
             let claim = item.claim
@@ -361,8 +362,8 @@ package actor FleetDispatcher {
 
     /// The deliveries of `claims`, in their order, each or why it could not be made: documents of
     /// one chunk are fetched together (``FleetQueue/smallDocuments(_:)``, up to
-    /// ``smallDocumentBytes`` a query) and written to their scratch files in one job of the pool;
-    /// larger ones are copied a chunk at a time (``prepare(_:)``).
+    /// ``smallDocumentBytes`` a query) and written to memory files in one job of the pool; larger
+    /// ones are copied a chunk at a time into scratch files (``prepare(_:)``).
     func prepare(_ claims: [FleetClaim]) async -> [(FleetClaim, Result<DocumentDelivery, any Error>)] {
         var results: [UUID: Result<DocumentDelivery, any Error>] = [:]
         var group: [FleetClaim] = []
@@ -394,12 +395,11 @@ package actor FleetDispatcher {
         return ordered
     }
 
-    /// Small documents' deliveries, by delivery id: their bytes in one query, their scratch files
+    /// Small documents' deliveries, by delivery id: their bytes in one query, their memory files
     /// written in one job of the pool. A document whose bytes the query did not bring is left out
     /// (``prepare(_:)`` copies it alone and says what is wrong).
     func prepareSmall(_ claims: [FleetClaim]) async -> [UUID: Result<DocumentDelivery, any Error>] {
         guard let snapshot = routing?() else { return [:] }
-        guard let folder = scratch ?? openScratchFolder() else { return [:] }
         guard snapshot.registry.handler(for: claims[0].bundleIdentifier) != nil else { return [:] }
         let contents: [UUID: [UInt8]]
         do {
@@ -411,14 +411,13 @@ package actor FleetDispatcher {
             if claim.size == 0 { return (claim, []) }
             return contents[claim.documentID].map { (claim, $0) }
         }
-        let scratchPath = scratchPath
         let written: [(FleetClaim, Result<IntakeFile, any Error>)]
         do {
             written = try await pool.runIfActive {
                 writable.map { claim, bytes in
                     let name = Self.scratchName(claim)
-                    let path = scratchPath.appending(name).string
-                    return (claim, Result { try Self.writeScratchFile(name, in: folder, path: path, bytes: bytes, size: claim.size) })
+                    let path = Self.memoryFilePath(name)
+                    return (claim, Result { try Self.writeMemoryFile(name, path: path, bytes: bytes, size: claim.size) })
                 }
             }
         } catch {
@@ -427,24 +426,24 @@ package actor FleetDispatcher {
         var results: [UUID: Result<DocumentDelivery, any Error>] = [:]
         for (claim, file) in written {
             results[claim.deliveryID] = file.flatMap { file in
-                Result { try Self.delivery(of: claim, from: file, path: scratchPath.appending(Self.scratchName(claim)).string, snapshot: snapshot) }
+                Result { try Self.delivery(of: claim, from: file, path: Self.memoryFilePath(Self.scratchName(claim)), snapshot: snapshot) }
             }
-            if case .failure = results[claim.deliveryID] {
-                if case .success(let file) = file { FileDescriptor(rawValue: file.descriptor).closeIgnoringErrors() }
-                await removeScratchFiles([claim])
+            if case .failure = results[claim.deliveryID], case .success(let file) = file {
+                FileDescriptor(rawValue: file.descriptor).closeIgnoringErrors()
             }
         }
         return results
     }
 
-    /// Creates a scratch file (exclusively, 0600), writes `bytes` into it and adopts it for the
-    /// local delivery; on failure the file is closed and removed. Not synced: until the local
-    /// ledger commits, PostgreSQL still holds the claim and the bytes (a crash loses only a
-    /// scratch file, which the next start removes); once it commits, the sandbox copy it made
-    /// is durable, and the scratch file is removed.
-    static func writeScratchFile(_ name: FilePath.Component, in folder: FileDescriptor, path: String,
-                                 bytes: [UInt8], size: Int64) throws -> IntakeFile {
-        let descriptor = try createScratchFile(name, in: folder, path: path)
+    /// A memory file (``FileDescriptor/memoryFile(named:)``) holding `bytes`, adopted for the
+    /// local delivery. Nothing on disk: creating and removing thousands of scratch files a second
+    /// made the file system search its inode table for one not recently deleted, for a third of
+    /// the claiming host's time. Only for documents of one chunk (at most
+    /// ``FleetQueue/chunkSize``): a larger one would be in memory whole. Not durable, and need not
+    /// be: until the local ledger commits, PostgreSQL still holds the claim and the bytes (a crash
+    /// loses only memory); once it commits, the sandbox copy it made is durable.
+    static func writeMemoryFile(_ name: FilePath.Component, path: String, bytes: [UInt8], size: Int64) throws -> IntakeFile {
+        let descriptor = try DeliveryError.performing("create", path) { try FileDescriptor.memoryFile(named: name.string) }
         do {
             try DeliveryError.performing("write", path) {
                 try bytes.withUnsafeBytes { raw in try descriptor.writeAll(from: raw, atOffset: 0) }
@@ -452,9 +451,13 @@ package actor FleetDispatcher {
             return try adoptScratchFile(descriptor, path: path, size: size)
         } catch {
             descriptor.closeIgnoringErrors()
-            _ = try? folder.unlink(name)
             throw error
         }
+    }
+
+    /// How messages name a memory file: no path reaches it.
+    static func memoryFilePath(_ name: FilePath.Component) -> String {
+        "memory file \(name.string)"
     }
 
     /// The scratch file as the local delivery's source, checked to hold the document's `size`.
@@ -487,8 +490,9 @@ package actor FleetDispatcher {
     }
 
     /// Writes the claim's bytes to a scratch file (created exclusively, 0600), a chunk at a time;
-    /// returns its delivery (``delivery(of:from:path:snapshot:)``). Not synced, as
-    /// ``writeScratchFile(_:in:path:bytes:size:)`` says why.
+    /// returns its delivery (``delivery(of:from:path:snapshot:)``). Not synced: until the local
+    /// ledger commits, PostgreSQL still holds the claim and the bytes (a crash loses only a
+    /// scratch file, which the next start removes); once it commits, the sandbox copy is durable.
     func prepare(_ claim: FleetClaim) async throws -> DocumentDelivery {
         guard let snapshot = routing?(), snapshot.registry.handler(for: claim.bundleIdentifier) != nil else {
             throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
