@@ -12,11 +12,7 @@ extension LedgerBackend {
     /// ledger's thread: a claim round's look at what was copied here before.
     func records(deliveryIDs: [UUID]) async throws -> [UUID: LedgerRecord] {
         try await blocking { [ledger] in
-            var found: [UUID: LedgerRecord] = [:]
-            for id in deliveryIDs {
-                if let record = try ledger.record(deliveryID: id) { found[id] = record }
-            }
-            return found
+            Dictionary(try ledger.records(deliveryIDs: deliveryIDs).map { ($0.deliveryID, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }
 }
