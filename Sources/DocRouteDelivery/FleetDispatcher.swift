@@ -9,10 +9,11 @@ import NIOPosix
 import SystemPackage
 
 /// Brings the fleet's deliveries to the handlers subscribed on this host: for each, it claims a
-/// few at a time (``FleetQueue/claim(handler:limit:)``), writes each claimed document's bytes into
-/// a scratch file of the state directory, and hands it to this host's own delivery
-/// (``LedgerBackend``) as a ``DocumentDelivery`` with the fleet's delivery id and no source
-/// folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
+/// round of them (``FleetQueue/claim(handler:limit:)``), what the window has room for, writes each
+/// claimed document's bytes into a memory file (one chunk or less, the round's fetched in one
+/// query) or a scratch file of the state directory (larger ones), and hands the round to this
+/// host's own delivery (``LedgerBackend``) as one batch of ``DocumentDelivery``s with the fleet's
+/// delivery ids and no source folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
 /// `launch`/`openURL` and takes the handler's `ack` as for any local document. The `ack` is then
 /// recorded in PostgreSQL (``FleetQueue/acknowledge(_:handled:)``).
 ///
