@@ -43,6 +43,10 @@ int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, c
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
 
+int docroute_memfd_create(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
+}
+
 ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len) {
     return copy_file_range(fd_in, NULL, fd_out, NULL, len, 0);
 }

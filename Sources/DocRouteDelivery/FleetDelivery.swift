@@ -21,7 +21,7 @@ package struct FleetDelivery: Sendable {
         self.logger = logger
         backend = FleetIntakeBackend(local: local, queue: queue, hostName: fleet.hostName, databaseAddress: fleet.database.text, logger: logger)
         dispatcher = FleetDispatcher(queue: queue, local: local, stateDirectory: configuration.stateDirectory,
-                                     leaseSeconds: fleet.leaseSeconds, logger: logger)
+                                     leaseSeconds: fleet.leaseSeconds, window: configuration.maxUnacknowledged, logger: logger)
         launcher = FleetLauncher(queue: queue, logger: logger)
     }
 }

@@ -9,10 +9,11 @@ import NIOPosix
 import SystemPackage
 
 /// Brings the fleet's deliveries to the handlers subscribed on this host: for each, it claims a
-/// few at a time (``FleetQueue/claim(handler:limit:)``), writes each claimed document's bytes into
-/// a scratch file of the state directory, and hands it to this host's own delivery
-/// (``LedgerBackend``) as a ``DocumentDelivery`` with the fleet's delivery id and no source
-/// folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
+/// round of them (``FleetQueue/claim(handler:limit:)``), what the window has room for, writes each
+/// claimed document's bytes into a memory file (one chunk or less, the round's fetched in one
+/// query) or a scratch file of the state directory (larger ones), and hands the round to this
+/// host's own delivery (``LedgerBackend``) as one batch of ``DocumentDelivery``s with the fleet's
+/// delivery ids and no source folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
 /// `launch`/`openURL` and takes the handler's `ack` as for any local document. The `ack` is then
 /// recorded in PostgreSQL (``FleetQueue/acknowledge(_:handled:)``).
 ///
@@ -26,11 +27,12 @@ import SystemPackage
 /// a handler subscribes or acknowledges, and otherwise polls, waiting from 1 s doubling to 30 s.
 package actor FleetDispatcher {
     package static let scratchFolderName = "fleet-copies"
-    /// Claims a handler may hold unacknowledged on this host: few enough that a slow host holds
-    /// little another host's instance could take, enough that a claim's batch shares its disk
-    /// flushes (bench/fleet-burst.py, 500 files, debug build: 4 gave 0.26 of one host's rate,
-    /// 16 gave 0.39).
-    package static let defaultWindow = 16
+    /// Claims a handler may hold unacknowledged on this host when the caller says nothing; docrouted
+    /// gives `max_unacknowledged`, what the local dispatcher lets a handler be sent unacknowledged.
+    /// A claim round takes what the window has room for, and each round is one local batch (one
+    /// group commit): a small window makes every batch small (bench/fleet-burst.py, 10,000 files,
+    /// release build: a window of 16 held the fleet to 0.10 of one host's rate; docs/BENCHMARKS.md).
+    package static let defaultWindow = 64
 
     let queue: FleetQueue
     let local: LedgerBackend
@@ -219,8 +221,12 @@ package actor FleetDispatcher {
     func claimRound() async -> Round {
         var claimedAny = false
         for (key, bundleIdentifier) in subscribed.sorted(by: { $0.key < $1.key }) {
-            let room = window - held.values.count { $0 == key }
-            guard room > 0, !stopped else { continue }
+            let holding = held.values.count { $0 == key }
+            let room = window - holding
+            // While the handler still has work here, a round waits until a quarter of the window
+            // is free: acknowledgements come one by one, and a round for each would make every
+            // round (its claim, its query of bytes, its local group commit) one document long.
+            guard room > 0, holding == 0 || room >= max(1, window / 4), !stopped else { continue }
             let claims: [FleetClaim]
             do {
                 claims = try await queue.claim(handler: bundleIdentifier, limit: room)
@@ -249,9 +255,15 @@ package actor FleetDispatcher {
     /// (one group commit).
     func take(_ claims: [FleetClaim], key: String) async {
         var fresh: [FleetClaim] = []
+        for claim in claims { held[claim.deliveryID] = key }
+        let known: [UUID: LedgerRecord]?
+        do {
+            known = try await local.records(deliveryIDs: claims.map(\.deliveryID))
+        } catch {
+            known = nil
+        }
         for claim in claims {
-            held[claim.deliveryID] = key
-            if await isKnownLocally(claim) { continue }
+            if await isKnownLocally(claim, known: known) { continue }
             fresh.append(claim)
         }
         guard !fresh.isEmpty else { return }
@@ -260,10 +272,11 @@ package actor FleetDispatcher {
             return
         }
         var prepared: [(claim: FleetClaim, delivery: DocumentDelivery)] = []
-        for claim in fresh {
-            do {
-                prepared.append((claim, try await prepare(claim)))
-            } catch {
+        for (claim, result) in await prepare(fresh) {
+            switch result {
+            case .success(let delivery):
+                prepared.append((claim, delivery))
+            case .failure(let error):
                 failed(claim, error)
                 await giveBack(claim)
             }
@@ -274,7 +287,8 @@ package actor FleetDispatcher {
         // soon as a copy commits, before this call returns, and the story reads in order.
         let writing = Date()
         let outcomes = await local.deliver(prepared.map(\.delivery))
-        await removeScratchFiles(prepared.map(\.claim))
+        // Only the larger documents have scratch files; the others were in memory files.
+        await removeScratchFiles(prepared.filter { $0.delivery.sourcePath.hasPrefix(scratchPath.string + "/") }.map(\.claim))
         var copied = false
         var written: [(deliveryID: UUID, path: String)] = []
         defer { recordWritten(written, at: writing) }
@@ -303,10 +317,16 @@ package actor FleetDispatcher {
     /// Whether the local ledger has the claim already, settling it if so: acknowledged here (and
     /// the fleet did not hear of it, a crash in between), its acknowledgement goes to the fleet;
     /// still owed, the local dispatcher sends it. A ledger that cannot be read gives it back.
-    func isKnownLocally(_ claim: FleetClaim) async -> Bool {
+    /// `records` is what one read of the ledger found for the whole round; when that read failed
+    /// (nil), each claim is looked up alone.
+    func isKnownLocally(_ claim: FleetClaim, known records: [UUID: LedgerRecord]?) async -> Bool {
         let known: LedgerRecord?
         do {
-            known = try await local.record(deliveryID: claim.deliveryID)
+            if let records {
+                known = records[claim.deliveryID]
+            } else {
+                known = try await local.record(deliveryID: claim.deliveryID)
+            }
         } catch {
             failed(claim, DeliveryError(code: .ledger, message: "the local ledger could not be read: \(error)"))
             await giveBack(claim)
@@ -345,37 +365,129 @@ package actor FleetDispatcher {
         FilePath.Component(claim.deliveryID.ledgerText + ".copy")!
     }
 
-    /// Writes the claim's bytes to a scratch file (created exclusively, 0600) and syncs it; returns
-    /// the delivery of that file under the claim's delivery id, for the local ledger: no source
-    /// folder (the scratch file is removed by this dispatcher, never by the delivery), the
-    /// handler's container and the owner of its copies as this host's registry says.
-    func prepare(_ claim: FleetClaim) async throws -> DocumentDelivery {
-        guard let snapshot = routing?(), let handler = snapshot.registry.handler(for: claim.bundleIdentifier) else {
-            throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
+    /// How many bytes of small documents one query fetches at most (they are in memory together
+    /// until written to their scratch files).
+    static let smallDocumentBytes: Int64 = 16 << 20
+
+    /// The deliveries of `claims`, in their order, each or why it could not be made: documents of
+    /// one chunk are fetched together (``FleetQueue/smallDocuments(_:)``, up to
+    /// ``smallDocumentBytes`` a query) and written to memory files in one job of the pool; larger
+    /// ones are copied a chunk at a time into scratch files (``prepare(_:)``).
+    func prepare(_ claims: [FleetClaim]) async -> [(FleetClaim, Result<DocumentDelivery, any Error>)] {
+        var results: [UUID: Result<DocumentDelivery, any Error>] = [:]
+        var group: [FleetClaim] = []
+        var groupBytes: Int64 = 0
+        for claim in claims where claim.size <= Int64(FleetQueue.chunkSize) {
+            if groupBytes + claim.size > Self.smallDocumentBytes, !group.isEmpty {
+                for (id, result) in await prepareSmall(group) { results[id] = result }
+                group.removeAll()
+                groupBytes = 0
+            }
+            group.append(claim)
+            groupBytes += claim.size
         }
-        guard let folder = scratch ?? openScratchFolder() else {
-            throw DeliveryError(code: .io, message: "the scratch folder \(scratchPath.string) cannot be opened")
+        if !group.isEmpty {
+            for (id, result) in await prepareSmall(group) { results[id] = result }
         }
-        let name = Self.scratchName(claim)
-        let path = scratchPath.appending(name).string
-        let descriptor = try await pool.runIfActive { try Self.createScratchFile(name, in: folder, path: path) }
-        let file: IntakeFile
+        var ordered: [(FleetClaim, Result<DocumentDelivery, any Error>)] = []
+        for claim in claims {
+            if let result = results[claim.deliveryID] {
+                ordered.append((claim, result))
+                continue
+            }
+            do {
+                ordered.append((claim, .success(try await prepare(claim))))
+            } catch {
+                ordered.append((claim, .failure(error)))
+            }
+        }
+        return ordered
+    }
+
+    /// Small documents' deliveries, by delivery id: their bytes in one query, their memory files
+    /// written in one job of the pool. A document whose bytes the query did not bring is left out
+    /// (``prepare(_:)`` copies it alone and says what is wrong).
+    func prepareSmall(_ claims: [FleetClaim]) async -> [UUID: Result<DocumentDelivery, any Error>] {
+        guard let snapshot = routing?() else { return [:] }
+        guard snapshot.registry.handler(for: claims[0].bundleIdentifier) != nil else { return [:] }
+        let contents: [UUID: [UInt8]]
         do {
-            try await queue.copyBytes(of: claim.documentID, to: descriptor)
-            file = try await pool.runIfActive { () throws -> IntakeFile in
-                try DeliveryError.performing("sync", path) { try descriptor.sync() }
-                switch IntakeFile.adopt(descriptor: descriptor.rawValue, maxSize: .max) {
-                case .success(let file): return file
-                case .failure(let refusal): throw DeliveryError(code: .io, message: "\(path): \(refusal)")
+            contents = try await queue.smallDocuments(Dictionary(claims.map { ($0.documentID, $0.size) }, uniquingKeysWith: { first, _ in first }))
+        } catch {
+            return Dictionary(uniqueKeysWithValues: claims.map { ($0.deliveryID, .failure(error)) })
+        }
+        let writable = claims.compactMap { claim -> (FleetClaim, [UInt8])? in
+            if claim.size == 0 { return (claim, []) }
+            return contents[claim.documentID].map { (claim, $0) }
+        }
+        let written: [(FleetClaim, Result<IntakeFile, any Error>)]
+        do {
+            written = try await pool.runIfActive {
+                writable.map { claim, bytes in
+                    let name = Self.scratchName(claim)
+                    let path = Self.memoryFilePath(name)
+                    return (claim, Result { try Self.writeMemoryFile(name, path: path, bytes: bytes, size: claim.size) })
                 }
             }
-            guard file.size == claim.size else {
-                throw DeliveryError(code: .changed, message: "\(path) holds \(file.size) bytes, the fleet's document \(claim.size)")
+        } catch {
+            return Dictionary(uniqueKeysWithValues: writable.map { ($0.0.deliveryID, .failure(error)) })
+        }
+        var results: [UUID: Result<DocumentDelivery, any Error>] = [:]
+        for (claim, file) in written {
+            results[claim.deliveryID] = file.flatMap { file in
+                Result { try Self.delivery(of: claim, from: file, path: Self.memoryFilePath(Self.scratchName(claim)), snapshot: snapshot) }
             }
+            if case .failure = results[claim.deliveryID], case .success(let file) = file {
+                FileDescriptor(rawValue: file.descriptor).closeIgnoringErrors()
+            }
+        }
+        return results
+    }
+
+    /// A memory file (``FileDescriptor/memoryFile(named:)``) holding `bytes`, adopted for the
+    /// local delivery. Nothing on disk: creating and removing thousands of scratch files a second
+    /// made the file system search its inode table for one not recently deleted, for a third of
+    /// the claiming host's time. Only for documents of one chunk (at most
+    /// ``FleetQueue/chunkSize``): a larger one would be in memory whole. Not durable, and need not
+    /// be: until the local ledger commits, PostgreSQL still holds the claim and the bytes (a crash
+    /// loses only memory); once it commits, the sandbox copy it made is durable.
+    static func writeMemoryFile(_ name: FilePath.Component, path: String, bytes: [UInt8], size: Int64) throws -> IntakeFile {
+        let descriptor = try DeliveryError.performing("create", path) { try FileDescriptor.memoryFile(named: name.string) }
+        do {
+            try DeliveryError.performing("write", path) {
+                try bytes.withUnsafeBytes { raw in try descriptor.writeAll(from: raw, atOffset: 0) }
+            }
+            return try adoptScratchFile(descriptor, path: path, size: size)
         } catch {
             descriptor.closeIgnoringErrors()
-            await removeScratchFiles([claim])
             throw error
+        }
+    }
+
+    /// How messages name a memory file: no path reaches it.
+    static func memoryFilePath(_ name: FilePath.Component) -> String {
+        "memory file \(name.string)"
+    }
+
+    /// The scratch file as the local delivery's source, checked to hold the document's `size`.
+    static func adoptScratchFile(_ descriptor: FileDescriptor, path: String, size: Int64) throws -> IntakeFile {
+        let file: IntakeFile
+        switch IntakeFile.adopt(descriptor: descriptor.rawValue, maxSize: .max) {
+        case .success(let adopted): file = adopted
+        case .failure(let refusal): throw DeliveryError(code: .io, message: "\(path): \(refusal)")
+        }
+        guard file.size == size else {
+            throw DeliveryError(code: .changed, message: "\(path) holds \(file.size) bytes, the fleet's document \(size)")
+        }
+        return file
+    }
+
+    /// The delivery of a claim's scratch file under the claim's delivery id, for the local ledger:
+    /// no source folder (the scratch file is removed by this dispatcher, never by the delivery),
+    /// the handler's container and the owner of its copies as this host's registry says.
+    static func delivery(of claim: FleetClaim, from file: IntakeFile, path: String, snapshot: RoutingSnapshot) throws -> DocumentDelivery {
+        guard let handler = snapshot.registry.handler(for: claim.bundleIdentifier) else {
+            throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
         }
         var delivery = DocumentDelivery(
             deliveryID: claim.deliveryID, source: file, sourceFolder: nil, sourceName: Array(claim.fileName.utf8), sourcePath: path,
@@ -384,6 +496,31 @@ package actor FleetDispatcher {
             sourceApplication: claim.sourceApplication, annotation: Self.annotation(claim.annotationJSON), fileName: claim.fileName)
         delivery.inbox = "fleet host \(claim.intakeHost)"
         return delivery
+    }
+
+    /// Writes the claim's bytes to a scratch file (created exclusively, 0600), a chunk at a time;
+    /// returns its delivery (``delivery(of:from:path:snapshot:)``). Not synced: until the local
+    /// ledger commits, PostgreSQL still holds the claim and the bytes (a crash loses only a
+    /// scratch file, which the next start removes); once it commits, the sandbox copy is durable.
+    func prepare(_ claim: FleetClaim) async throws -> DocumentDelivery {
+        guard let snapshot = routing?(), snapshot.registry.handler(for: claim.bundleIdentifier) != nil else {
+            throw DeliveryError(code: .io, message: "\(claim.bundleIdentifier) is not among this host's handlers")
+        }
+        guard let folder = scratch ?? openScratchFolder() else {
+            throw DeliveryError(code: .io, message: "the scratch folder \(scratchPath.string) cannot be opened")
+        }
+        let name = Self.scratchName(claim)
+        let path = scratchPath.appending(name).string
+        let descriptor = try await pool.runIfActive { try Self.createScratchFile(name, in: folder, path: path) }
+        do {
+            try await queue.copyBytes(of: claim.documentID, to: descriptor)
+            let file = try Self.adoptScratchFile(descriptor, path: path, size: claim.size)
+            return try Self.delivery(of: claim, from: file, path: path, snapshot: snapshot)
+        } catch {
+            descriptor.closeIgnoringErrors()
+            await removeScratchFiles([claim])
+            throw error
+        }
     }
 
     func removeScratchFiles(_ claims: [FleetClaim]) async {

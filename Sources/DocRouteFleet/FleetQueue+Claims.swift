@@ -99,6 +99,28 @@ extension FleetQueue {
         }
     }
 
+    /// The bytes of documents of one chunk (at most ``chunkSize`` bytes), in one query for all of
+    /// them: a claim round's small documents cost one round trip, not two each. `sizes` gives each
+    /// document's size; a document whose chunk is gone, or is not its size, is left out of the
+    /// answer (``copyBytes(of:to:)`` then says what is wrong with it). The caller keeps the sum
+    /// of the sizes asked for at once small: the answer is in memory whole.
+    package func smallDocuments(_ sizes: [UUID: Int64]) async throws(FleetError) -> [UUID: [UInt8]] {
+        let ids = sizes.filter { $0.value > 0 && $0.value <= Int64(Self.chunkSize) }.map(\.key)
+        guard !ids.isEmpty else { return [:] }
+        let logger = logger
+        return try await exclusive("copying \(ids.count) document(s) from the fleet") { connection in
+            let rows = try await connection.query(
+                "SELECT document_id, bytes FROM document_chunks WHERE document_id = ANY(\(ids)) AND chunk_index = 0", logger: logger)
+            var found: [UUID: [UInt8]] = [:]
+            for try await (document, bytes) in rows.decode((UUID, ByteBuffer).self)
+            where Int64(bytes.readableBytes) == sizes[document] {
+                found[document] = Array(bytes.readableBytesView)
+            }
+            self.watchdog?.touch()
+            return found
+        }
+    }
+
     /// Renews the lease of every delivery this host holds; returns how many.
     package func renewLeases() async throws(FleetError) -> Int {
         let host = hostName

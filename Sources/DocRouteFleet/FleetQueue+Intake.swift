@@ -6,8 +6,13 @@ import SystemPackage
 
 extension FleetQueue {
     /// Commits documents, their chunks and their deliveries in one transaction; returns once
-    /// committed. Streams bytes chunk by chunk. A document whose (intake host, source identity) is
-    /// already committed is not written again (its existing delivery id is kept).
+    /// committed. A document whose (intake host, source identity) is already committed is not
+    /// written again (its existing delivery id is kept).
+    ///
+    /// The batch's documents are one statement, their deliveries another (arrays, `unnest`), so
+    /// the server plans two statements a batch instead of two a document. Documents of one chunk
+    /// go together too, up to ``batchedChunkBytes`` a statement; larger ones are streamed chunk
+    /// by chunk, never whole in memory.
     ///
     /// `NOTIFY docroute_deliveries` is sent inside the transaction, once per handler: PostgreSQL
     /// delivers it at COMMIT, and never for a batch rolled back. When anything fails (a source that
@@ -18,45 +23,95 @@ extension FleetQueue {
         let logger = logger
         let written = try await exclusive("committing \(documents.count) document(s) to the fleet") { connection in
             try await self.transaction(connection) {
-                var handlers: Set<String> = []
-                var chunk = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
-                var written = 0
-                for document in documents {
-                    let documentID = UUID()
-                    let inserted = try await connection.query("""
-                        INSERT INTO documents (id, intake_host, source_identity, name, type_identifier, extension_chain,
-                                               source_application, annotation, size)
-                        VALUES (\(documentID), \(host), \(document.sourceIdentity), \(document.fileName), \(document.contentType),
-                                \(document.extensionChain), \(document.sourceApplication), \(document.annotationJSON)::jsonb, \(document.size))
-                        ON CONFLICT (intake_host, source_identity) DO NOTHING
-                        RETURNING id
-                        """, logger: logger)
-                    var isNew = false
-                    for try await _ in inserted { isNew = true }
-                    guard isNew else {
+                let ids = documents.map { _ in UUID() }
+                let inserted = try await connection.query("""
+                    INSERT INTO documents (id, intake_host, source_identity, name, type_identifier, extension_chain,
+                                           source_application, annotation, size)
+                    SELECT d.id, \(host), d.identity, d.name, d.type, d.chain, d.application, d.annotation::jsonb, d.size
+                    FROM unnest(\(ids), \(documents.map(\.sourceIdentity)), \(documents.map(\.fileName)), \(documents.map(\.contentType)),
+                                \(documents.map(\.extensionChain)), \(documents.map(\.sourceApplication)), \(documents.map(\.annotationJSON)),
+                                \(documents.map(\.size)))
+                         WITH ORDINALITY AS d(id, identity, name, type, chain, application, annotation, size, position)
+                    ORDER BY d.position
+                    ON CONFLICT (intake_host, source_identity) DO NOTHING
+                    RETURNING id
+                    """, logger: logger)
+                var isNew: Set<UUID> = []
+                for try await id in inserted.decode(UUID.self) { isNew.insert(id) }
+                self.watchdog?.touch()
+                var fresh: [(id: UUID, document: FleetDocument)] = []
+                for (id, document) in zip(ids, documents) {
+                    if isNew.contains(id) {
+                        fresh.append((id, document))
+                    } else {
                         logger.debug("fleet: source committed before; its delivery stays", metadata: ["source": "\(document.sourceIdentity)"])
-                        continue
                     }
-                    try await Self.writeChunks(of: document, as: documentID, through: &chunk, on: connection, watchdog: self.watchdog, logger: logger)
-                    // The delivery and the start of its history, in one statement.
-                    try await connection.query("""
-                        WITH delivery AS (
-                            INSERT INTO deliveries (id, document_id, handler, mailbox)
-                            VALUES (\(document.deliveryID), \(documentID), \(document.bundleIdentifier), \(document.mailbox))
-                            RETURNING id, document_id)
-                        INSERT INTO history_events (document_id, delivery_id, host, event, detail)
-                        SELECT document_id, id, \(host), 'committed', \(document.intakeDetailJSON)::jsonb FROM delivery
-                        """, logger: logger)
-                    handlers.insert(document.bundleIdentifier)
-                    written += 1
                 }
-                for handler in handlers.sorted() {
+                guard !fresh.isEmpty else { return 0 }
+                try await Self.writeSmallDocuments(fresh.filter { $0.document.size > 0 && $0.document.size <= Int64(Self.chunkSize) },
+                                                   on: connection, watchdog: self.watchdog, logger: logger)
+                var chunk: ByteBuffer?
+                for (id, document) in fresh where document.size > Int64(Self.chunkSize) {
+                    var buffer = chunk ?? ByteBufferAllocator().buffer(capacity: Self.chunkSize)
+                    try await Self.writeChunks(of: document, as: id, through: &buffer, on: connection, watchdog: self.watchdog, logger: logger)
+                    chunk = buffer
+                }
+                // The deliveries and the start of their history, in one statement.
+                try await connection.query("""
+                    WITH delivery AS (
+                        INSERT INTO deliveries (id, document_id, handler, mailbox)
+                        SELECT v.id, v.document, v.handler, v.mailbox
+                        FROM unnest(\(fresh.map(\.document.deliveryID)), \(fresh.map(\.id)), \(fresh.map(\.document.bundleIdentifier)),
+                                    \(fresh.map(\.document.mailbox)))
+                             WITH ORDINALITY AS v(id, document, handler, mailbox, position)
+                        ORDER BY v.position
+                        RETURNING id, document_id)
+                    INSERT INTO history_events (document_id, delivery_id, host, event, detail)
+                    SELECT delivery.document_id, delivery.id, \(host), 'committed', e.detail::jsonb
+                    FROM delivery JOIN unnest(\(fresh.map(\.document.deliveryID)), \(fresh.map(\.document.intakeDetailJSON))) AS e(id, detail)
+                         ON e.id = delivery.id
+                    """, logger: logger)
+                self.watchdog?.touch()
+                for handler in Set(fresh.map(\.document.bundleIdentifier)).sorted() {
                     try await connection.query("SELECT pg_notify(\(Self.channel), \(handler))", logger: logger)
                 }
-                return written
+                return fresh.count
             }
         }
         logger.debug("fleet: documents committed", metadata: ["documents": "\(written)", "skipped": "\(documents.count - written)"])
+    }
+
+    /// How many bytes of one-chunk documents one statement inserts at most (they are in memory
+    /// together until it is sent).
+    static let batchedChunkBytes: Int64 = 16 << 20
+
+    /// Inserts the only chunk of each of `documents` (each of 1 to ``chunkSize`` bytes), as many in
+    /// one statement as ``batchedChunkBytes`` allows.
+    static func writeSmallDocuments(_ documents: [(id: UUID, document: FleetDocument)], on connection: PostgresConnection,
+                                    watchdog: FleetQueueWatchdog?, logger: Logger) async throws {
+        var ids: [UUID] = []
+        var chunks: [ByteBuffer] = []
+        var bytes: Int64 = 0
+        func send() async throws {
+            guard !ids.isEmpty else { return }
+            try await connection.query("""
+                INSERT INTO document_chunks (document_id, chunk_index, bytes)
+                SELECT c.id, 0, c.bytes FROM unnest(\(ids), \(chunks)) AS c(id, bytes)
+                """, logger: logger)
+            watchdog?.touch()
+            ids.removeAll()
+            chunks.removeAll()
+            bytes = 0
+        }
+        for (id, document) in documents {
+            if bytes + document.size > batchedChunkBytes { try await send() }
+            var chunk = ByteBufferAllocator().buffer(capacity: Int(document.size))
+            try read(Int(document.size), from: document, at: 0, into: &chunk)
+            ids.append(id)
+            chunks.append(chunk)
+            bytes += document.size
+        }
+        try await send()
     }
 
     /// Inserts `document`'s bytes as chunks of ``chunkSize``, each read with `pread` into `chunk`

@@ -12,6 +12,8 @@ package protocol RecoveryLedger: AnyObject, Sendable {
     func recordsWithSourcesKept() throws -> [LedgerRecord]
     /// One delivery by its id, in any state.
     func record(deliveryID: UUID) throws -> LedgerRecord?
+    /// The deliveries of these ids the ledger has, in any state, in one read.
+    func records(deliveryIDs: [UUID]) throws -> [LedgerRecord]
     /// Writes `records` into a new, empty ledger in one write, in the order given: each keeps
     /// its state, and every one past `staged` gets the next sequence.
     func rebuild(_ records: [LedgerRecord]) throws

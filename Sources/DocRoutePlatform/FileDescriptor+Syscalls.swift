@@ -28,6 +28,16 @@ extension FileDescriptor {
         return FileDescriptor(rawValue: raw)
     }
 
+    /// An anonymous file in memory (`memfd_create(2)`, close-on-exec): in no folder, so creating
+    /// it allocates no inode on a disk, and gone with its last descriptor. `name` shows only in
+    /// /proc. Counted as an open by `FaultPoint`.
+    package static func memoryFile(named name: String) throws(Errno) -> FileDescriptor {
+        let raw = try name.withCString { cName in
+            Errno.result { FaultPoint.call(.open) { docroute_memfd_create(cName) } }
+        }.get()
+        return FileDescriptor(rawValue: raw)
+    }
+
     /// `open(2)` of a path (for files docrouted's own configuration names, such as the ledger);
     /// `flags` gets `O_CLOEXEC` and `O_NOFOLLOW` added, so a symbolic link as the last component
     /// fails with `ELOOP` (the folders on the way are the administrator's to link).

@@ -134,6 +134,14 @@ import Glibc
             }
             #expect(try await beta.tally() == FleetTally(claimedHere: 4, claimedByHost: ["beta": 4]))
             #expect(try await alpha.tally() == FleetTally(claimedElsewhere: 4, claimedByHost: ["beta": 4]))
+
+            // A claim round's documents of one chunk in one query: the big one is not among them
+            // (it is copied a chunk at a time), nor the empty one (it has no chunk).
+            let small = try await beta.smallDocuments(Dictionary(uniqueKeysWithValues: claims.map { ($0.documentID, $0.size) }))
+            let expected = Dictionary(uniqueKeysWithValues: zip(claims, contents).filter { $0.0.size > 0 && $0.0.size <= Int64(FleetQueue.chunkSize) }
+                .map { ($0.0.documentID, $0.1.1) })
+            #expect(small.count == 2)
+            #expect(small == expected)
         }
     }
 

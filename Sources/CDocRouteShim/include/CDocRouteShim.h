@@ -23,6 +23,10 @@ int docroute_peer_credentials_get(int fd, docroute_peer_credentials *out);
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `newpath`.
 int docroute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// memfd_create(2) with MFD_CLOEXEC: an anonymous file in memory, in no folder, gone with its
+/// last descriptor; `name` shows only in /proc.
+int docroute_memfd_create(const char *name);
+
 /// copy_file_range(2) without offsets: copies from the current positions.
 ssize_t docroute_copy_file_range(int fd_in, int fd_out, size_t len);
 
