@@ -1,5 +1,6 @@
 #!/bin/sh
-# The script an administrator writes instead of docroute, kept as the thing to beat (issue #8).
+# The script an administrator writes instead of docroute, kept as the thing to beat: the rate a
+# service must clearly pass to be worth installing.
 #
 #   inotify-copy.sh INBOX TARGET SOCKET
 #
