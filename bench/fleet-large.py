@@ -158,8 +158,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as error:
-        print(f"fleet-large: {error}", file=sys.stderr)
-        sys.exit(1)
+    fc.run_main(main, "fleet-large")

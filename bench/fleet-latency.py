@@ -147,8 +147,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as error:
-        print(f"fleet-latency: {error}", file=sys.stderr)
-        sys.exit(1)
+    fc.run_main(main, "fleet-latency")

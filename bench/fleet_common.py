@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -46,6 +47,16 @@ def _terminate_on_sigterm() -> None:
 
 
 _terminate_on_sigterm()
+
+
+def run_main(main, name: str) -> None:
+    """Runs a benchmark's `main` and exits with its status; a failure it meets (a process that would
+    not start, a file that would not come) is one line on standard error and status 1."""
+    try:
+        sys.exit(main())
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        sys.exit(1)
 
 
 def load() -> str:

@@ -55,8 +55,9 @@ package actor FleetDispatcher {
     var acknowledgements: [UUID: Bool] = [:]
     var acknowledgementWriter: Task<Void, Never>?
     var scratch: FileDescriptor?
-    var woken = false
-    var waiter: CheckedContinuation<Void, Never>?
+    /// Ends a pause between claim rounds early: a `NOTIFY`, a subscription, an acknowledgement,
+    /// a local commit, a stop.
+    let wakeUps = WakeUpSignal()
     var stopped = false
     /// Whether the last claim found PostgreSQL unreachable: said once when it starts, once when it ends.
     var unreachable = false
@@ -110,7 +111,7 @@ package actor FleetDispatcher {
 
     /// Something may be claimable now (a commit on this host, say).
     package nonisolated func wake() {
-        Task { await self.poke() }
+        wakeUps.poke()
     }
 
     func noteSubscribed(_ bundleIdentifier: String) {
@@ -125,7 +126,7 @@ package actor FleetDispatcher {
         let previous = subscriptionPublisher
         subscriptionPublisher = Task { [queue, logger] in
             await previous?.value
-            let names = await self.subscribed.values.sorted()
+            let names = self.subscribed.values.sorted()
             do {
                 try await queue.publishSubscribed(names)
             } catch {
@@ -621,33 +622,13 @@ package actor FleetDispatcher {
     // MARK: Waiting
 
     func poke() {
-        woken = true
-        waiter.take()?.resume()
+        wakeUps.poke()
     }
 
-    /// The wait of ``sleep(upTo:)`` is over without an event.
-    func timeUp() {
-        waiter.take()?.resume()
-    }
-
-    /// Waits until poked or `duration` has passed; true when poked.
+    /// Waits until poked or `duration` has passed; true when poked, and at once once stopped.
     @discardableResult
     func sleep(upTo duration: Duration) async -> Bool {
-        if woken || stopped {
-            woken = false
-            return true
-        }
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: duration)) != nil else { return }
-            await self?.timeUp()
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { waiter = $0 }
-        } onCancel: {
-            Task { await self.poke() }
-        }
-        timer.cancel()
-        defer { woken = false }
-        return woken
+        if stopped { return true }
+        return await wakeUps.sleep(upTo: duration)
     }
 }

@@ -25,8 +25,8 @@ package actor FleetLauncher {
     /// What this host last published as launchable, so a reload that changes it is published.
     var published: [String]?
     var unreachable = false
-    var woken = false
-    var waiter: CheckedContinuation<Void, Never>?
+    /// Ends a pause between looks early: a `NOTIFY`.
+    let wakeUps = WakeUpSignal()
 
     /// The shortest pause between two looks: a burst of `NOTIFY`s costs one query a second at most.
     static let pause: Duration = .milliseconds(500)
@@ -44,7 +44,7 @@ package actor FleetLauncher {
 
     /// Something may be owed to a handler connected nowhere (a `NOTIFY`).
     package nonisolated func wake() {
-        Task { await self.poke() }
+        wakeUps.poke()
     }
 
     /// Looks, launches and waits until cancelled.
@@ -53,7 +53,7 @@ package actor FleetLauncher {
         while !Task.isCancelled {
             let waiting = await look()
             guard (try? await Task.sleep(for: Self.pause)) != nil else { return }
-            let poked = await sleep(upTo: waiting ? .seconds(1) : backoff)
+            let poked = await wakeUps.sleep(upTo: waiting ? .seconds(1) : backoff)
             backoff = poked || waiting ? .seconds(1) : min(backoff * 2, .seconds(30))
         }
     }
@@ -113,37 +113,5 @@ package actor FleetLauncher {
             }
         }
         return !owed.isEmpty
-    }
-
-    // MARK: Waiting
-
-    func poke() {
-        woken = true
-        waiter.take()?.resume()
-    }
-
-    func timeUp() {
-        waiter.take()?.resume()
-    }
-
-    /// Waits until poked or `duration` has passed; true when poked.
-    @discardableResult
-    func sleep(upTo duration: Duration) async -> Bool {
-        if woken {
-            woken = false
-            return true
-        }
-        let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: duration)) != nil else { return }
-            await self?.timeUp()
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { waiter = $0 }
-        } onCancel: {
-            Task { await self.poke() }
-        }
-        timer.cancel()
-        defer { woken = false }
-        return woken
     }
 }

@@ -265,7 +265,7 @@ struct FleetService: Service, CustomStringConvertible {
     var description: String { "FleetService(\(membership))" }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown { await membership.run() }
+        await cancelWhenGracefulShutdown { await membership.run() }
     }
 }
 
