@@ -2,7 +2,8 @@
 """Latency through the fleet: a file renamed into host A's inbox until host B sends its `openURL`.
 
 usage: bench/fleet-latency.py <docrouted> [--rate=200] [--seconds=20] [--rounds=1]
-                              [--quiet-load=L] [--quiet-wait=S] [--series] [--log-level=LEVEL] [--keep]
+                              [--quiet-load=L] [--quiet-wait=S] [--series] [--statements]
+                              [--log-level=LEVEL] [--keep]
        (root: PostgreSQL runs as the postgres user; apt-get install postgresql)
 
 Each round, on this machine (one monotonic clock for every timestamp):
@@ -20,7 +21,8 @@ Printed per round and side: p50, p90, p99, p99.9 and max in ms, CPU per file (us
 each docrouted and of PostgreSQL's processes, from the first rename to the last
 acknowledgement), the load average; then the medians over the rounds and a one-line summary
 against the target (p99 under 20 ms through the fleet). --series prints the p50 and max of each
-second's files too (a backlog building up shows there). --quiet-load=L waits before each round
+second's files too (a backlog building up shows there); --statements has PostgreSQL count its
+statements (pg_stat_statements) and prints them, with calls per file. --quiet-load=L waits before each round
 (up to --quiet-wait seconds, default 600) for the 1-minute load to fall under L. Exits 1 when a
 file was not delivered, or on any failure; 0 otherwise (a missed target is printed, not an
 error). Everything started is stopped by pid and its folder removed
@@ -89,6 +91,10 @@ def measure(docrouted: str, fleet: bool, rate: float, files: int) -> dict:
         figures["intake_p50"] = fc.percentile(intake_part, 0.50)
         figures["intake_p99"] = fc.percentile(intake_part, 0.99)
         figures["seconds"] = renamed[-1] - start
+        if fleet and "--statements" in sys.argv:
+            print(f"  PostgreSQL's statements, most often run first ({files} files):")
+            for row in run.postgres.statements(files).splitlines():
+                print("    " + row)
         if "--series" in sys.argv:
             by_second: dict[int, list[float]] = {}
             for name, received in handler.received.items():

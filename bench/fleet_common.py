@@ -171,6 +171,12 @@ class Host:
         self.log.close()
 
 
+# --statements: PostgreSQL counts every statement (pg_stat_statements) so that a run can print
+# which statements a file costs; off by default, since counting costs the server time too.
+STATEMENT_OPTIONS = (" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+                     if "--statements" in sys.argv else "") + os.environ.get("FLEET_BENCH_POSTGRES_OPTIONS", "")
+
+
 class Postgres:
     """Debian's PostgreSQL 15 in a folder of the run's own: Unix socket only, trust, fsync on."""
 
@@ -189,8 +195,20 @@ class Postgres:
         # Counted as running before pg_ctl returns, so that a failure or a signal from here on stops it.
         self.running = True
         self.as_postgres([f"{POSTGRES_BIN}/pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.sockets, "log"),
-                          "-o", f"-k {self.sockets} -p {PORT} -c listen_addresses='' -c fsync=on", "start"])
+                          "-o", f"-k {self.sockets} -p {PORT} -c listen_addresses='' -c fsync=on" + STATEMENT_OPTIONS, "start"])
         self.psql("CREATE DATABASE fleet", database="postgres")
+        if STATEMENT_OPTIONS:
+            self.psql("CREATE EXTENSION pg_stat_statements")
+
+    def statements(self, files: int, most: int = 25) -> str:
+        """The statements run most often since the server started, each with its calls per file,
+        its mean time and the WAL it wrote (pg_stat_statements; --statements)."""
+        return self.psql(
+            "SELECT lpad(to_char(calls::float / " + str(files) + ", 'FM990.00'), 7) || ' calls/file  ' "
+            "|| lpad(to_char(mean_exec_time, 'FM990.000'), 8) || ' ms  ' "
+            "|| lpad(wal_records::text, 7) || ' WAL records  ' "
+            "|| regexp_replace(left(query, 150), '\\s+', ' ', 'g') "
+            f"FROM pg_stat_statements ORDER BY calls DESC LIMIT {most}")
 
     @staticmethod
     def as_postgres(arguments: list[str], capture: bool = False) -> str:

@@ -15,12 +15,16 @@ package struct FleetDelivery: Sendable {
     let queue: FleetQueue
     let logger: Logger
 
-    /// Both halves over one ``FleetQueue``, delivering locally through `local`.
+    /// Both halves over `queue`, delivering locally through `local`; their claims and history
+    /// events go over a second queue of the same database whose commits do not wait for the
+    /// server's disk (``FleetQueue/init(database:hostName:synchronousCommit:logger:)``).
     package init(queue: FleetQueue, local: LedgerBackend, configuration: DaemonConfiguration, fleet: FleetConfiguration, logger: Logger) {
         self.queue = queue
         self.logger = logger
-        backend = FleetIntakeBackend(local: local, queue: queue, hostName: fleet.hostName, databaseAddress: fleet.database.text, logger: logger)
-        dispatcher = FleetDispatcher(queue: queue, local: local, stateDirectory: configuration.stateDirectory,
+        let claims = FleetQueue(database: queue.database, hostName: queue.hostName, synchronousCommit: false, logger: logger)
+        backend = FleetIntakeBackend(local: local, queue: queue, history: claims, hostName: fleet.hostName,
+                                     databaseAddress: fleet.database.text, logger: logger)
+        dispatcher = FleetDispatcher(queue: queue, claims: claims, local: local, stateDirectory: configuration.stateDirectory,
                                      leaseSeconds: fleet.leaseSeconds, window: configuration.maxUnacknowledged, logger: logger)
         launcher = FleetLauncher(queue: queue, logger: logger)
     }

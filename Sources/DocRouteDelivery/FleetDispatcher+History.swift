@@ -13,9 +13,9 @@ extension FleetDispatcher {
         let events = copies.map { copy in
             FleetQueue.HistoryRecord(deliveryID: copy.deliveryID, event: "written", at: time, detailJSON: Self.detail(["path": copy.path]))
         }
-        Task { [queue, logger] in
+        Task { [claims, logger] in
             do {
-                try await queue.record(events)
+                try await claims.record(events)
             } catch {
                 logger.debug("fleet: sandbox copies were not recorded in the fleet's history: \(error)")
             }
@@ -28,7 +28,7 @@ extension FleetDispatcher {
     /// acknowledgement: one not in the ledger yet is looked for again, a few times.
     func recordTold(_ deliveryIDs: [UUID]) {
         guard !deliveryIDs.isEmpty else { return }
-        Task { [local, queue, logger] in
+        Task { [local, claims, logger] in
             var missing = deliveryIDs
             for attempt in 0..<8 where !missing.isEmpty {
                 if attempt > 0 { guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return } }
@@ -44,7 +44,7 @@ extension FleetDispatcher {
                 let recorded = Set(events.map(\.deliveryID))
                 missing.removeAll { recorded.contains($0) }
                 do {
-                    try await queue.record(events)
+                    try await claims.record(events)
                 } catch {
                     logger.debug("fleet: announcements were not recorded in the fleet's history: \(error)")
                     return

@@ -35,6 +35,10 @@ package actor FleetDispatcher {
     package static let defaultWindow = 64
 
     let queue: FleetQueue
+    /// Claims, their bytes and the history's events, on a connection of their own whose commits do
+    /// not wait for PostgreSQL's disk (see ``claimRound()`` for why a claim may be lost), so that a
+    /// claim waits neither for an acknowledgement's commit nor for a flush of its own.
+    let claims: FleetQueue
     let local: LedgerBackend
     let logger: Logger
     let lease: Duration
@@ -67,9 +71,10 @@ package actor FleetDispatcher {
     var launcher: FleetLauncher?
     let started = ContinuousClock.now
 
-    package init(queue: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
+    package init(queue: FleetQueue, claims: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
                  window: Int = FleetDispatcher.defaultWindow, logger: Logger) {
         self.queue = queue
+        self.claims = claims
         self.local = local
         self.logger = logger
         self.lease = .seconds(max(1, leaseSeconds))
@@ -219,6 +224,14 @@ package actor FleetDispatcher {
     }
 
     /// One look at every subscribed handler with room in its window.
+    ///
+    /// A claim's commit does not wait for PostgreSQL's disk (``claims``). A crash of the server
+    /// may lose a claim this host has acted on, copied and announced: the delivery is then owed
+    /// again, as if its lease had run out. That is the at-least-once the fleet promises anyway:
+    /// this host claiming it again finds it in its ledger and copies nothing twice
+    /// (``isKnownLocally(_:known:)``); another host copies it for its own instance; the first
+    /// acknowledgement ends it whoever holds it. An acknowledgement's commit is synchronous and
+    /// flushes the WAL in order, so a delivery acknowledged never loses the claim before it.
     func claimRound() async -> Round {
         var claimedAny = false
         for (key, bundleIdentifier) in subscribed.sorted(by: { $0.key < $1.key }) {
@@ -230,7 +243,7 @@ package actor FleetDispatcher {
             guard room > 0, holding == 0 || room >= max(1, window / 4), !stopped else { continue }
             let claims: [FleetClaim]
             do {
-                claims = try await queue.claim(handler: bundleIdentifier, limit: room)
+                claims = try await self.claims.claim(handler: bundleIdentifier, limit: room)
             } catch {
                 if !unreachable {
                     unreachable = true
@@ -413,7 +426,7 @@ package actor FleetDispatcher {
         guard snapshot.registry.handler(for: claims[0].bundleIdentifier) != nil else { return [:] }
         let contents: [UUID: [UInt8]]
         do {
-            contents = try await queue.smallDocuments(Dictionary(claims.map { ($0.documentID, $0.size) }, uniquingKeysWith: { first, _ in first }))
+            contents = try await self.claims.smallDocuments(Dictionary(claims.map { ($0.documentID, $0.size) }, uniquingKeysWith: { first, _ in first }))
         } catch {
             return Dictionary(uniqueKeysWithValues: claims.map { ($0.deliveryID, .failure(error)) })
         }
@@ -514,7 +527,7 @@ package actor FleetDispatcher {
         let path = scratchPath.appending(name).string
         let descriptor = try await pool.runIfActive { try Self.createScratchFile(name, in: folder, path: path) }
         do {
-            try await queue.copyBytes(of: claim.documentID, to: descriptor)
+            try await self.claims.copyBytes(of: claim.documentID, to: descriptor)
             let file = try Self.adoptScratchFile(descriptor, path: path, size: claim.size)
             return try Self.delivery(of: claim, from: file, path: path, snapshot: snapshot)
         } catch {

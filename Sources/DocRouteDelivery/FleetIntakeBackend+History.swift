@@ -31,9 +31,9 @@ extension FleetIntakeBackend {
     func recordFreed(_ deliveryIDs: [UUID], at date: Date) {
         guard !deliveryIDs.isEmpty else { return }
         let events = deliveryIDs.map { FleetQueue.HistoryRecord(deliveryID: $0, event: "sourceReclaimed", at: date) }
-        Task { [queue, logger] in
+        Task { [history, logger] in
             do {
-                try await queue.record(events)
+                try await history.record(events)
             } catch {
                 logger.debug("fleet: the freeing of sources was not recorded in the fleet's history: \(error)")
             }

@@ -13,11 +13,13 @@ import SystemPackage
 ///
 /// For a batch of inbox files:
 /// 1. each source's identity (this host, device, inode, size, modification time, path) is looked
-///    up among the sources committed before (``FleetQueue/committedSources(_:)``): one a crash
-///    left in its inbox after its commit is removed, not committed a second time
-///    (``DocumentDeliveryOutcome/alreadyDelivered(deliveryID:)``);
-/// 2. the others are committed with their bytes in one transaction (``FleetQueue/enqueue(_:)``),
-///    each under the delivery id intake gave it;
+///    up among the sources committed before: one a crash left in its inbox after its commit is
+///    removed, not committed a second time (``DocumentDeliveryOutcome/alreadyDelivered(deliveryID:)``);
+/// 2. the others are committed with their bytes in one transaction, each under the delivery id
+///    intake gave it: for small documents the look-up and the commit are one statement
+///    (``FleetQueue/commitInOneStatement(_:lookingUp:)``), for larger ones a look-up
+///    (``FleetQueue/committedSources(_:)``) and then a transaction that streams their bytes
+///    (``FleetQueue/enqueue(_:)``);
 /// 3. only then are the sources taken out of their inboxes, as the local delivery does
 ///    (``SourceReclaimer``: renamed aside and freed after a `syncfs`, or removed and the inbox
 ///    folder synced).
@@ -33,6 +35,10 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// This host's own delivery, for everything that stays local and for the sources' removal.
     package let local: LedgerBackend
     let queue: FleetQueue
+    /// The history's events (``recordFreed(_:at:)``), on a connection whose commits do not wait
+    /// for PostgreSQL's disk: they are not what a source's removal rests on, and a batch's commit
+    /// does not queue behind them.
+    let history: FleetQueue
     /// This host's name in the fleet: part of each source's identity.
     let hostName: String
     /// Where the database is, for messages (it holds no password).
@@ -43,9 +49,10 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// Whether the last batch found PostgreSQL unreachable: said once when it starts, once when it ends.
     let unreachable = Mutex(false)
 
-    package init(local: LedgerBackend, queue: FleetQueue, hostName: String, databaseAddress: String, logger: Logger) {
+    package init(local: LedgerBackend, queue: FleetQueue, history: FleetQueue, hostName: String, databaseAddress: String, logger: Logger) {
         self.local = local
         self.queue = queue
+        self.history = history
         self.hostName = hostName
         self.databaseAddress = databaseAddress
         self.logger = logger
@@ -90,66 +97,80 @@ package final class FleetIntakeBackend: DeliveryBackend {
         var taken: [(document: DocumentDelivery, deliveryID: UUID)]
     }
 
-    /// Steps 1 and 2: the sources committed before are found, the others committed.
+    /// Steps 1 and 2: the sources committed before are found, the others committed. A batch of
+    /// small documents (``FleetQueue/fitsOneStatement(_:)``, every batch of a steady trickle) does
+    /// both in one statement; a larger one looks up first and then streams its bytes in a
+    /// transaction.
     func commit(_ documents: [DocumentDelivery]) async -> Committed {
         let identities = documents.map { identity(of: $0) }
+        // What is wrong with a document before the database is asked: the same file twice in one
+        // batch (queued again while in flight: once is enough, the second finds the first
+        // committed next time if it is still there), or a source written to since intake opened it
+        // (taken once it is quiet, as locally). A source committed before goes all the same.
+        var problems = [DeliveryError?](repeating: nil, count: documents.count)
+        var seen: Set<String> = []
+        var candidates: [Int] = []
+        for (index, document) in documents.enumerated() {
+            if !seen.insert(identities[index]).inserted {
+                problems[index] = DeliveryError(code: .changed, message: "\(document.sourcePath) is in this batch twice; it is looked at again")
+            } else if let problem = changed(document) {
+                problems[index] = problem
+            } else {
+                candidates.append(index)
+            }
+        }
+        let fresh = candidates.map { fleetDocument(documents[$0], identity: identities[$0]) }
         let earlier: [String: UUID]
+        let committed: Set<UUID>
         do {
-            earlier = try await queue.committedSources(identities)
+            if FleetQueue.fitsOneStatement(fresh) {
+                let answer = try await queue.commitInOneStatement(fresh, lookingUp: identities)
+                earlier = answer.earlier
+                committed = answer.committed
+            } else {
+                earlier = try await queue.committedSources(identities)
+                let unseen = fresh.filter { earlier[$0.sourceIdentity] == nil }
+                try await queue.enqueue(unseen)
+                committed = Set(unseen.map(\.deliveryID))
+            }
         } catch {
             return failed(documents, error)
-        }
-        var outcomes = [DocumentDeliveryOutcome?](repeating: nil, count: documents.count)
-        var taken: [(document: DocumentDelivery, deliveryID: UUID)] = []
-        var fresh: [FleetDocument] = []
-        var freshIndices: [Int] = []
-        var seen: Set<String> = []
-        for (index, document) in documents.enumerated() {
-            if let deliveryID = earlier[identities[index]] {
-                outcomes[index] = .alreadyDelivered(deliveryID: deliveryID.protocolText)
-                taken.append((document, deliveryID))
-                continue
-            }
-            // The same file twice in one batch (queued again while in flight): once is enough; the
-            // second finds the first committed in the next batch, if it is still there.
-            guard seen.insert(identities[index]).inserted else {
-                outcomes[index] = .failed(DeliveryError(code: .changed, message: "\(document.sourcePath) is in this batch twice; it is looked at again"))
-                continue
-            }
-            // A source written to since intake opened it is taken once it is quiet, as locally.
-            if let problem = changed(document) {
-                outcomes[index] = .failed(problem)
-                continue
-            }
-            fresh.append(FleetDocument(
-                deliveryID: document.deliveryID, sourceIdentity: identities[index],
-                fileName: document.fileName ?? InboxNames.display(document.sourceName),
-                contentType: document.contentType, extensionChain: document.extensionChain, mailbox: document.mailbox,
-                bundleIdentifier: document.bundleIdentifier, sourceApplication: document.sourceApplication,
-                annotationJSON: document.annotationJSON ?? "{}", size: document.sourceStatus.size,
-                descriptor: document.sourceDescriptor))
-            fresh[fresh.count - 1].intakeDetailJSON = Self.intakeDetail(of: document)
-            freshIndices.append(index)
-        }
-        if !fresh.isEmpty {
-            do {
-                try await queue.enqueue(fresh)
-            } catch {
-                let failure = failed(freshIndices.map { documents[$0] }, error)
-                for (position, index) in freshIndices.enumerated() { outcomes[index] = failure.outcomes[position] }
-                return Committed(outcomes: outcomes.map { $0 ?? .failed(DeliveryError(code: .io, message: "not committed")) }, taken: taken)
-            }
         }
         if unreachable.withLock({ state in defer { state = false }; return state }) {
             logger.notice("fleet: PostgreSQL takes documents again; the files that waited in their inboxes go now", metadata: ["database": "\(databaseAddress)"])
         }
-        for index in freshIndices {
-            let document = documents[index]
-            outcomes[index] = .committed(deliveryID: document.deliveryID.protocolText, finalPath: "fleet:" + document.deliveryID.protocolText,
-                                         sequence: 0, size: document.sourceStatus.size)
-            taken.append((document, document.deliveryID))
+        var outcomes: [DocumentDeliveryOutcome] = []
+        var taken: [(document: DocumentDelivery, deliveryID: UUID)] = []
+        for (index, document) in documents.enumerated() {
+            if let deliveryID = earlier[identities[index]] {
+                outcomes.append(.alreadyDelivered(deliveryID: deliveryID.protocolText))
+                taken.append((document, deliveryID))
+            } else if let problem = problems[index] {
+                outcomes.append(.failed(problem))
+            } else if committed.contains(document.deliveryID) {
+                outcomes.append(.committed(deliveryID: document.deliveryID.protocolText, finalPath: "fleet:" + document.deliveryID.protocolText,
+                                           sequence: 0, size: document.sourceStatus.size))
+                taken.append((document, document.deliveryID))
+            } else {
+                // Neither committed before nor now: committed by someone else at the same moment;
+                // the next look finds it committed.
+                outcomes.append(.failed(DeliveryError(code: .changed, message: "\(document.sourcePath) was committed by another intake at the same moment; it is looked at again")))
+            }
         }
-        return Committed(outcomes: outcomes.map { $0 ?? .failed(DeliveryError(code: .io, message: "not committed")) }, taken: taken)
+        return Committed(outcomes: outcomes, taken: taken)
+    }
+
+    /// What the fleet keeps of an inbox file.
+    func fleetDocument(_ document: DocumentDelivery, identity: String) -> FleetDocument {
+        var fleet = FleetDocument(
+            deliveryID: document.deliveryID, sourceIdentity: identity,
+            fileName: document.fileName ?? InboxNames.display(document.sourceName),
+            contentType: document.contentType, extensionChain: document.extensionChain, mailbox: document.mailbox,
+            bundleIdentifier: document.bundleIdentifier, sourceApplication: document.sourceApplication,
+            annotationJSON: document.annotationJSON ?? "{}", size: document.sourceStatus.size,
+            descriptor: document.sourceDescriptor)
+        fleet.intakeDetailJSON = Self.intakeDetail(of: document)
+        return fleet
     }
 
     /// Every document of a batch the database did not take: each stays in its inbox, and intake

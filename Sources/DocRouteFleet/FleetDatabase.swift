@@ -49,10 +49,15 @@ package struct FleetDatabase: Sendable {
         return mode == .prefer ? .prefer(context) : .require(context)
     }
 
-    /// A new connection, authenticated; its failure said in words.
-    package func connect(logger: Logger) async throws(FleetError) -> PostgresConnection {
+    /// A new connection, authenticated; its failure said in words. `synchronousCommit` false makes
+    /// its commits return before PostgreSQL has their WAL on disk (the session's
+    /// `synchronous_commit`, set at start-up): for what a crash of the server may lose without
+    /// harm, see ``FleetQueue/init(database:hostName:synchronousCommit:logger:)``.
+    package func connect(logger: Logger, synchronousCommit: Bool = true) async throws(FleetError) -> PostgresConnection {
+        var settings = connection
+        if !synchronousCommit { settings.options.additionalStartupParameters.append(("synchronous_commit", "off")) }
         do {
-            return try await PostgresConnection.connect(configuration: connection, id: 1, logger: logger)
+            return try await PostgresConnection.connect(configuration: settings, id: 1, logger: logger)
         } catch {
             throw explain(error)
         }

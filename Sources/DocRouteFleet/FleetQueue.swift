@@ -12,8 +12,8 @@ import SystemPackage
 /// an actor alone would interleave them at every `await`, and a claim must not run inside an
 /// intake's open transaction. `LISTEN` runs on a second connection (``wakeUps()``).
 package actor FleetQueue {
-    package let database: FleetDatabase
-    package let hostName: String
+    nonisolated package let database: FleetDatabase
+    nonisolated package let hostName: String
     let logger: Logger
     /// The bytes of a document are kept in chunks of this many bytes (the last one shorter).
     package static let chunkSize = 1 << 20
@@ -27,9 +27,19 @@ package actor FleetQueue {
     /// The running call's watchdog: work that moves touches it.
     var watchdog: FleetQueueWatchdog?
 
-    package init(database: FleetDatabase, hostName: String, logger: Logger) {
+    /// Whether a commit returns only once PostgreSQL has it on disk (the server's default).
+    package let synchronousCommit: Bool
+
+    /// A queue of its own connection. `synchronousCommit` false is for what a crash of PostgreSQL
+    /// may lose without harm, and only that: a commit then returns before its WAL is flushed, and
+    /// the server's crash can lose the last ones (for at most three times `wal_writer_delay`, 0.6 s
+    /// by default), never half of one, and never one that a later commit of any session waited
+    /// for (the WAL is flushed in order). Claims and history events go there; intake's documents
+    /// and acknowledgements, on which a source's removal or a handler's answer rests, never do.
+    package init(database: FleetDatabase, hostName: String, synchronousCommit: Bool = true, logger: Logger) {
         self.database = database
         self.hostName = hostName
+        self.synchronousCommit = synchronousCommit
         self.logger = logger
     }
 
@@ -92,7 +102,7 @@ package actor FleetQueue {
         } else {
             self.connection = nil
             do {
-                connection = try await database.connect(logger: logger)
+                connection = try await database.connect(logger: logger, synchronousCommit: synchronousCommit)
             } catch {
                 throw FleetError(code: error.code, message: "\(what): \(error.message)", cause: error)
             }
