@@ -19,8 +19,8 @@ extension FleetDelivery {
         } catch {
             return .failure(ProtocolError(code: .internal, message: "the ledger could not be read: \(error)"))
         }
-        let host = await queue.hostName
-        let database = await queue.database
+        let host = queue.hostName
+        let database = queue.database
         let ids = mine.compactMap(\.deliveryID)
         let fleetQuery = Self.fleetQuery(query)
         let logger = logger

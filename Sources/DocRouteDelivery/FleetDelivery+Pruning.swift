@@ -8,7 +8,7 @@ extension FleetDelivery {
     /// found another host pruning, or could not reach PostgreSQL, a line at debug (the next run
     /// tries again).
     package func runPruning(historyDays: Int, interval: Duration = .seconds(900)) async {
-        let database = await queue.database
+        let database = queue.database
         let retainDays = database.configuration.retainDays
         var wait: Duration = .seconds(60)
         while !Task.isCancelled {

@@ -34,8 +34,8 @@ extension FleetDelivery {
     /// `status`'s `fleet` object: the hosts, their heartbeats, handlers and claims, and what is
     /// owed; or, when the database does not answer, that it does not and why.
     package func status() async -> JSONValue {
-        let database = await queue.database
-        let host = await queue.hostName
+        let database = queue.database
+        let host = queue.hostName
         do {
             return try await FleetView.read(database: database, hostName: host, logger: logger).json(hostName: host, database: database.address)
         } catch {
@@ -54,8 +54,8 @@ package struct FleetFigures: Sendable {
 extension FleetDelivery {
     /// The fleet read now, for the metrics.
     package func figures() async -> FleetFigures {
-        let database = await queue.database
-        let host = await queue.hostName
+        let database = queue.database
+        let host = queue.hostName
         guard let view = try? await FleetView.read(database: database, hostName: host, logger: logger) else {
             return FleetFigures(reachable: false, hosts: [], owed: [:])
         }

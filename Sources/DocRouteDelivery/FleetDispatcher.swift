@@ -242,8 +242,10 @@ package actor FleetDispatcher {
             // round (its claim, its query of bytes, its local group commit) one document long.
             guard room > 0, holding == 0 || room >= max(1, window / 4), !stopped else { continue }
             let claims: [FleetClaim]
+            var timings = BatchStepTimings()
             do {
                 claims = try await self.claims.claim(handler: bundleIdentifier, limit: room)
+                timings.mark("claim")
             } catch {
                 if !unreachable {
                     unreachable = true
@@ -257,7 +259,7 @@ package actor FleetDispatcher {
             }
             if !claims.isEmpty {
                 claimedAny = true
-                await take(claims, key: key)
+                await take(claims, key: key, timings: &timings)
             }
         }
         return claimedAny ? .claimed : .idle
@@ -265,9 +267,10 @@ package actor FleetDispatcher {
 
     /// A handler's claimed deliveries: those the local ledger has already (copied before a
     /// restart, or claimed again after a lease ran out) are not copied again; the others are
-    /// written to scratch files and copied into the sandbox through the local ledger as one batch
-    /// (one group commit).
-    func take(_ claims: [FleetClaim], key: String) async {
+    /// written to memory or scratch files and handed to the local ledger as one batch (one group
+    /// commit), whose outcomes ``finish(_:ticket:writing:timings:)`` takes without holding up the
+    /// next claim round.
+    func take(_ claims: [FleetClaim], key: String, timings: inout BatchStepTimings) async {
         var fresh: [FleetClaim] = []
         for claim in claims { held[claim.deliveryID] = key }
         let known: [UUID: LedgerRecord]?
@@ -276,6 +279,7 @@ package actor FleetDispatcher {
         } catch {
             known = nil
         }
+        timings.mark("lookup")
         for claim in claims {
             if await isKnownLocally(claim, known: known) { continue }
             fresh.append(claim)
@@ -286,7 +290,9 @@ package actor FleetDispatcher {
             return
         }
         var prepared: [(claim: FleetClaim, delivery: DocumentDelivery)] = []
-        for (claim, result) in await prepare(fresh) {
+        let made = await prepare(fresh)
+        timings.mark("fetch")
+        for (claim, result) in made {
             switch result {
             case .success(let delivery):
                 prepared.append((claim, delivery))
@@ -298,9 +304,24 @@ package actor FleetDispatcher {
         guard !prepared.isEmpty else { return }
         // The local delivery closes each descriptor once its outcome is known. The history's
         // `written` takes the time the copies were begun: the local delivery tells the handler as
-        // soon as a copy commits, before this call returns, and the story reads in order.
+        // soon as a copy commits, before the round's outcomes come back, and the story reads in
+        // order. The round is handed over in claim order (the local batches commit in the order
+        // they are submitted) and its outcomes are awaited apart: the next claim round, its query
+        // and its bytes overlap this round's copying, sync and commit.
         let writing = Date()
-        let outcomes = await local.deliver(prepared.map(\.delivery))
+        let ticket = local.submit(prepared.map(\.delivery))
+        let finishing = timings
+        Task { await self.finish(prepared, ticket: ticket, writing: writing, timings: finishing) }
+    }
+
+    /// After a round's local delivery: scratch files removed, copies logged and recorded in the
+    /// fleet's history, failures given back, the local dispatcher told.
+    func finish(_ prepared: [(claim: FleetClaim, delivery: DocumentDelivery)], ticket: DeliveryTicket, writing: Date,
+                timings: BatchStepTimings) async {
+        let outcomes = await ticket.outcomes
+        var timings = timings
+        timings.mark("deliver")
+        logger.debug("fleet: claim round", metadata: ["claims": "\(prepared.count)", "steps": "\(timings)"])
         // Only the larger documents have scratch files; the others were in memory files.
         await removeScratchFiles(prepared.filter { $0.delivery.sourcePath.hasPrefix(scratchPath.string + "/") }.map(\.claim))
         var copied = false

@@ -30,7 +30,7 @@ import SystemPackage
 /// stay on this host: they go to the ``LedgerBackend`` as without a fleet.
 ///
 /// Batches are committed, and their sources removed, in the order they were submitted: each waits
-/// for the one before.
+/// for the one before, and those that waited together are committed together.
 package final class FleetIntakeBackend: DeliveryBackend {
     /// This host's own delivery, for everything that stays local and for the sources' removal.
     package let local: LedgerBackend
@@ -44,8 +44,8 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// Where the database is, for messages (it holds no password).
     let databaseAddress: String
     let logger: Logger
-    /// The last batch handed over: the next one waits for it.
-    let tail = Mutex<Task<Void, Never>?>(nil)
+    /// The batches handed over and not yet committed.
+    let queued = Mutex(Queued())
     /// Whether the last batch found PostgreSQL unreachable: said once when it starts, once when it ends.
     let unreachable = Mutex(false)
 
@@ -68,26 +68,72 @@ package final class FleetIntakeBackend: DeliveryBackend {
         let fleetIndices = batch.indices.filter { Self.goesToFleet(batch[$0]) }
         guard !fleetIndices.isEmpty else { return local.submit(batch) }
         let localIndices = batch.indices.filter { !Self.goesToFleet(batch[$0]) }
-        let localTicket = localIndices.isEmpty ? nil : local.submit(localIndices.map { batch[$0] })
-        let documents = fleetIndices.map { batch[$0] }
-        let ticket = DeliveryTicket()
-        tail.withLock { tail in
-            let previous = tail
-            tail = Task { [self] in
-                await previous?.value
-                let committed = await commit(documents)
-                // The one place a fleet document's source descriptor is closed (see
-                // ``DeliveryBackend/submit(_:)``): its outcome is known, nothing reads it after this.
-                for document in documents { document.source.closeDescriptor() }
-                let localOutcomes = await localTicket?.outcomes ?? []
-                var outcomes = [DocumentDeliveryOutcome](repeating: .failed(DeliveryError(code: .io, message: "the batch ended without this document; it stays where it is")), count: batch.count)
-                for (position, index) in fleetIndices.enumerated() { outcomes[index] = committed.outcomes[position] }
-                for (position, index) in localIndices.enumerated() where position < localOutcomes.count { outcomes[index] = localOutcomes[position] }
-                ticket.fulfil(outcomes)
-                await removeSources(committed.taken)
-            }
+        let submitted = Submitted(count: batch.count, fleetIndices: fleetIndices, documents: fleetIndices.map { batch[$0] },
+                                  localIndices: localIndices,
+                                  localTicket: localIndices.isEmpty ? nil : local.submit(localIndices.map { batch[$0] }))
+        queued.withLock { state in
+            state.waiting.append(submitted)
+            // The worker takes the lock itself once it runs; it clears `worker` under the lock
+            // when it finds nothing waiting, so a batch appended here is never left behind.
+            if state.worker == nil { state.worker = Task { [self] in await commitWhatWaits() } }
         }
-        return ticket
+        return submitted.ticket
+    }
+
+    /// A batch handed over, its ticket, and where its fleet and local documents stand in it.
+    struct Submitted: Sendable {
+        let count: Int
+        let fleetIndices: [Int]
+        let documents: [DocumentDelivery]
+        let localIndices: [Int]
+        let localTicket: DeliveryTicket?
+        let ticket = DeliveryTicket()
+    }
+
+    /// The batches waiting for the database, and the task committing them while there are any.
+    struct Queued: Sendable {
+        var waiting: [Submitted] = []
+        var worker: Task<Void, Never>?
+    }
+
+    /// The most documents of several waiting batches committed together.
+    static let documentsPerCommit = 1024
+
+    /// Commits what waits until nothing does: every batch that came while the one before was
+    /// being committed goes in one commit (one statement and one WAL flush for documents of one
+    /// chunk), in the order they came. Submitting a batch does not wait for the one before, so
+    /// under a steady trickle each would otherwise pay its own round trip and flush, one behind
+    /// the other, and the wait grows with the queue.
+    func commitWhatWaits() async {
+        while true {
+            let round = queued.withLock { state -> [Submitted] in
+                var taken: [Submitted] = []
+                var documents = 0
+                while let next = state.waiting.first, taken.isEmpty || documents + next.documents.count <= Self.documentsPerCommit {
+                    taken.append(state.waiting.removeFirst())
+                    documents += next.documents.count
+                }
+                if taken.isEmpty { state.worker = nil }
+                return taken
+            }
+            guard !round.isEmpty else { return }
+            let committed = await commit(round.flatMap(\.documents))
+            // The one place a fleet document's source descriptor is closed (see
+            // ``DeliveryBackend/submit(_:)``): its outcome is known, nothing reads it after this.
+            for batch in round { for document in batch.documents { document.source.closeDescriptor() } }
+            var position = 0
+            for batch in round {
+                let localOutcomes = await batch.localTicket?.outcomes ?? []
+                var outcomes = [DocumentDeliveryOutcome](repeating: .failed(DeliveryError(code: .io, message: "the batch ended without this document; it stays where it is")), count: batch.count)
+                for index in batch.fleetIndices {
+                    outcomes[index] = committed.outcomes[position]
+                    position += 1
+                }
+                for (place, index) in batch.localIndices.enumerated() where place < localOutcomes.count { outcomes[index] = localOutcomes[place] }
+                batch.ticket.fulfil(outcomes)
+            }
+            await removeSources(committed.taken)
+        }
     }
 
     /// What a batch's commit did: one outcome per document, and the sources to take out of their
@@ -245,8 +291,8 @@ package final class FleetIntakeBackend: DeliveryBackend {
     }
 
     package func settle() async {
-        let last = tail.withLock { $0 }
-        await last?.value
+        // A worker clears itself when it ends; one started meanwhile is waited for too.
+        while let worker = queued.withLock({ $0.worker }) { await worker.value }
         await local.settle()
     }
 

@@ -87,7 +87,7 @@ package actor FleetLauncher {
             return false
         }
         waitingLogged.formIntersection(owed.map { $0.lowercased() })
-        let host = await queue.hostName
+        let host = queue.hostName
         for handler in owed {
             let decision: FleetLaunchChoice.Decision
             do {
