@@ -109,10 +109,13 @@ public final class PostgresServer: @unchecked Sendable {
                                            "-l", logFile, "-w", "-t", "60", "-o", options, "start"], what: "pg_ctl start (\(logFile))")
     }
 
-    /// Stops the server and keeps its data, for a test of what happens while it is down.
-    public func pause() throws {
+    /// Stops the server and keeps its data, for a test of what happens while it is down. `crash`
+    /// stops it as a crash would (`-m immediate`: no checkpoint; the next start recovers from the
+    /// WAL, and a transaction committed without `synchronous_commit` may be gone); otherwise it
+    /// shuts down cleanly (`-m fast`).
+    public func pause(crash: Bool = false) throws {
         try Self.run("/usr/sbin/runuser", ["-u", Self.superuser, "--", Self.binaries + "/pg_ctl", "-D", dataDirectory,
-                                           "-m", "fast", "-w", "-t", "60", "stop"], what: "pg_ctl stop")
+                                           "-m", crash ? "immediate" : "fast", "-w", "-t", "60", "stop"], what: "pg_ctl stop")
     }
 
     /// Stops the server (by pg_ctl; by its pid, SIGKILL, when that fails) and removes its folder.
