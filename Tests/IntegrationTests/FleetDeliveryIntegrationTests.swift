@@ -302,6 +302,59 @@ import Glibc
                 "host-a \(seenOnFirst.sandbox.count), host-b \(seenOnSecond.sandbox.count)")
     }
 
+    @Test func moreSmallDocumentsThanOneClaimRoundHoldsInMemoryAreAllDelivered() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let intake = try host("host-a", server: server, leaseSeconds: 30)
+        defer { intake.remove() }
+        let delivering = try host("host-b", server: server, leaseSeconds: 30)
+        defer { delivering.remove() }
+        try intake.start()
+        defer { intake.stop() }
+        try delivering.start()
+        defer { delivering.stop() }
+        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        // 40 documents of about 900 KiB (each under a chunk, so each goes to a memory file), 35 MiB
+        // in all, committed while the handler is subscribed nowhere: its first claim rounds find
+        // them all owed, more than the window's room would take within a round's 16 MiB.
+        var documents: [String: [UInt8]] = [:]
+        for index in 0..<40 {
+            let name = "round-\(index).pdb"
+            var bytes = Self.document(index)
+            let line = Array("REMARK   \(String(repeating: "x", count: 60)) \(index)\n".utf8)
+            while bytes.count + line.count < 900 << 10 { bytes += line }
+            documents[name] = bytes
+            try intake.drop(name, bytes)
+        }
+        let owed = intake.waitUntil(timeout: 90) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'owed'", database: "fleet")) == "40"
+        }
+        #expect(owed, "\(intake.daemonLog.suffix(3000))")
+        let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
+        handler.start()
+        defer { _ = handler.stop() }
+        let acknowledged = delivering.waitUntil(timeout: 120) {
+            (try? server.psql("SELECT count(*) FROM deliveries WHERE state = 'acknowledged'", database: "fleet")) == "40"
+        }
+        let states = (try? server.psql("SELECT state || ' ' || count(*) FROM deliveries GROUP BY state", database: "fleet")) ?? "?"
+        #expect(acknowledged, "\(states)\n\(delivering.daemonLog.suffix(3000))")
+        // Every one in B's sandbox, byte for byte, claimed once.
+        let sandbox = Self.digests(in: delivering.sandbox(Self.molecules))
+        #expect(sandbox.count == 40, "\(sandbox.keys.sorted())")
+        for (name, bytes) in documents {
+            #expect(sandbox[name] == DeliveryHistory.sha256(bytes), "\(name)")
+        }
+        #expect(try server.psql("SELECT count(*) FROM deliveries WHERE attempts <> 1", database: "fleet") == "0")
+        // In rounds of at most 16 MiB each: a claim's history events share its transaction's time.
+        let rounds = try server.psql("""
+            SELECT count(*) || ' ' || max(total) FROM (
+                SELECT sum(doc.size) AS total FROM history_events AS e JOIN documents AS doc ON doc.id = e.document_id
+                WHERE e.event = 'claimed' GROUP BY e.at) AS round
+            """, database: "fleet").split(separator: " ").compactMap { Int($0) }
+        #expect(rounds.count == 2 && rounds[0] >= 3 && rounds[1] <= 16 << 20, "rounds, largest: \(rounds)")
+    }
+
     @Test func acknowledgementsMadeWhilePostgreSQLIsAwayAreRecordedWhenItIsBack() throws {
         let server = try PostgresServer()
         defer { server.stop() }
