@@ -5,7 +5,7 @@ package enum FleetSourceIdentity {
     /// `host device:inode size mtime-ns path`: the path last, so a space in it cannot make two
     /// identities read alike (a host name has none).
     package static func text(host: String, device: UInt64, inode: UInt64, size: Int64, modificationNanoseconds: Int64, path: String) -> String {
-        "\(host) \(device):\(inode) \(size) \(modificationNanoseconds) \(path)"
+        prefix(host: host, device: device, inode: inode, size: size, modificationNanoseconds: modificationNanoseconds) + path
     }
 
     /// The part of ``text(host:device:inode:size:modificationNanoseconds:path:)`` before the path:
