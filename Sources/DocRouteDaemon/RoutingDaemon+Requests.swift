@@ -79,6 +79,8 @@ extension RoutingDaemon: RequestResponder {
 
     nonisolated func status(id: String?) async -> DaemonMessage {
         let registry = routing.snapshot.registry
+        // Read once for the `fleet` object and each handler's `hosts`.
+        let fleetReading = await fleet?.status()
         var handlers: [HandlerStatus] = []
         for handler in registry.handlers {
             // An indexed count (delivery_handler_state); everything else comes from memory.
@@ -87,8 +89,13 @@ extension RoutingDaemon: RequestResponder {
             fields["inFlight"] = .integer(Int64(await dispatcher.inFlightCount(handler.bundleIdentifier)))
             let instances = await dispatcher.instanceCount(handler.bundleIdentifier)
             if instances > 1 { fields["instances"] = .integer(Int64(instances)) }
+            let subscribed = await dispatcher.isSubscribed(handler.bundleIdentifier)
+            // In a fleet: the hosts where it has live instances, this one included.
+            if let hosts = fleetReading?.hosts(of: handler.bundleIdentifier, subscribedHere: subscribed) {
+                fields["hosts"] = .array(hosts.map { .string($0) })
+            }
             handlers.append(HandlerStatus(
-                bundleIdentifier: handler.bundleIdentifier, subscribed: await dispatcher.isSubscribed(handler.bundleIdentifier),
+                bundleIdentifier: handler.bundleIdentifier, subscribed: subscribed,
                 pending: pending, extra: fields))
         }
         let folders = watcher.watchedFolders
@@ -113,7 +120,7 @@ extension RoutingDaemon: RequestResponder {
             "schemes": .object(defaults.schemes.mapValues { .string($0) }),
         ])
         extra["quarantineDirectory"] = .string(configuration.quarantineDirectory)
-        if let fleet { extra["fleet"] = await fleet.status() }
+        if let fleetReading { extra["fleet"] = fleetReading.json }
         let restart = keysNeedingRestart.withLock { $0 }
         if !restart.isEmpty { extra["needsRestart"] = .array(restart.map { .string($0) }) }
         return .status(id: id, handlers: handlers, inboxes: inboxes, extra: extra)

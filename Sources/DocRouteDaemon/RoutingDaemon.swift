@@ -168,6 +168,11 @@ package actor RoutingDaemon {
         }
         Self.recordLoadedHandlers(routing.snapshot.registry, configuration, logger: logger)
         try await backend.recover()
+        // In a fleet, what a crash left half removed in an inbox has no local row: PostgreSQL
+        // settles it, before intake's first look finds what goes back.
+        if let fleet {
+            _ = await fleet.backend.settleRemovalLeftovers(inboxes: configuration.inboxes.filter { $0.kind == .directory }.map(\.path))
+        }
         activity.seed(await backend.ledgerStatistics())
         try await watcher.start(on: group)
         try await manifestWatcher.start(on: group)

@@ -32,14 +32,18 @@ package struct FleetDelivery: Sendable {
 
 extension FleetDelivery {
     /// `status`'s `fleet` object: the hosts, their heartbeats, handlers and claims, and what is
-    /// owed; or, when the database does not answer, that it does not and why.
-    package func status() async -> JSONValue {
+    /// owed; or, when the database does not answer, that it does not and why. With it, the hosts
+    /// each handler is subscribed on, for the handlers' `hosts`.
+    package func status() async -> FleetStatusReading {
         let database = queue.database
         let host = queue.hostName
         do {
-            return try await FleetView.read(database: database, hostName: host, logger: logger).json(hostName: host, database: database.address)
+            let view = try await FleetView.read(database: database, hostName: host, logger: logger)
+            return FleetStatusReading(json: view.json(hostName: host, database: database.address), hostName: host,
+                                      liveHostsByHandler: view.liveHostsByHandler)
         } catch {
-            return FleetView.json(hostName: host, database: database.address, error: error)
+            return FleetStatusReading(json: FleetView.json(hostName: host, database: database.address, error: error), hostName: host,
+                                      liveHostsByHandler: nil)
         }
     }
 }

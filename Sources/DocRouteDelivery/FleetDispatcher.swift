@@ -244,7 +244,7 @@ package actor FleetDispatcher {
             let claims: [FleetClaim]
             var timings = BatchStepTimings()
             do {
-                claims = try await self.claims.claim(handler: bundleIdentifier, limit: room)
+                claims = try await self.claims.claim(handler: bundleIdentifier, limit: room, memoryBytes: Self.roundMemoryBytes)
                 timings.mark("claim")
             } catch {
                 if !unreachable {
@@ -403,6 +403,13 @@ package actor FleetDispatcher {
     /// How many bytes of small documents one query fetches at most (they are in memory together
     /// until written to their scratch files).
     static let smallDocumentBytes: Int64 = 16 << 20
+
+    /// How many bytes of small documents one claim round takes at most: they are in memory files
+    /// (shared memory) together until the round's local batch commits, which a window of
+    /// `max_unacknowledged` documents of up to a chunk each would make 64 MiB by default. What is
+    /// past it waits for the next round, which follows at once; the round's bytes are then one
+    /// query (``smallDocumentBytes``).
+    static let roundMemoryBytes: Int64 = smallDocumentBytes
 
     /// The deliveries of `claims`, in their order, each or why it could not be made: documents of
     /// one chunk are fetched together (``FleetQueue/smallDocuments(_:)``, up to

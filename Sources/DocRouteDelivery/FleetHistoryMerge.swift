@@ -143,6 +143,7 @@ package enum FleetHistoryMerge {
         case "claimed": return [make(.claimed, event.at, [("attempt", detail["attempt"])])]
         case "leaseExpired": return [make(.leaseExpired, event.at, [])]
         case "released": return [make(.released, event.at, [])]
+        case "launched": return [make(.launched, event.at, [("handler", detail["handler"])])]
         case "written": return [make(.written, event.at, [("path", detail["path"])])]
         case "notified": return [make(.notified, event.at, [("by", detail["by"]), ("to", detail["to"])])]
         case "acknowledged": return [make(.acknowledged, event.at, [])]

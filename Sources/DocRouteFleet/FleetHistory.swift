@@ -9,7 +9,8 @@ package struct FleetHistory: Sendable, Hashable {
         /// The host that recorded it.
         package var host: String
         /// `committed` (intake, with what intake knew), `sourceReclaimed`, `claimed`,
-        /// `leaseExpired`, `written`, `notified`, `acknowledged`, `declined`.
+        /// `leaseExpired`, `released`, `launched` (the host took the launch of the handler the
+        /// delivery waited for), `written`, `notified`, `acknowledged`, `declined`.
         package var event: String
         package var at: Date
         /// The event's `detail`, a JSON object, as text.

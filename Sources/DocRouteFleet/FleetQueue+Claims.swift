@@ -7,23 +7,41 @@ import SystemPackage
 extension FleetQueue {
     /// Claims up to `limit` deliveries for `handler` (owed, or claimed with a lease run out),
     /// oldest first, skipping rows another host is claiming; the lease is `lease_seconds`.
-    package func claim(handler: String, limit: Int) async throws(FleetError) -> [FleetClaim] {
+    ///
+    /// `memoryBytes` bounds the sizes of the claimed documents of one chunk (at most
+    /// ``chunkSize``, the ones a claiming host holds in memory files until its local batch
+    /// commits) added up: the claim stops before the first delivery that would pass it, so what
+    /// it takes is still the oldest ones, in order, and the rest wait for the next claim. The
+    /// first is taken whatever its size. Larger documents are copied to disk a chunk at a time
+    /// and do not count.
+    package func claim(handler: String, limit: Int, memoryBytes: Int64 = .max) async throws(FleetError) -> [FleetClaim] {
         guard limit > 0 else { return [] }
         let host = hostName
         let lease = leaseSeconds
         let logger = logger
+        let chunk = Int64(Self.chunkSize)
         return try await exclusive("claiming deliveries for \(handler)") { connection in
             // SKIP LOCKED: two hosts claiming at once each take rows the other has not; a row
             // another host claimed and committed meanwhile is looked at again (its lease is then
             // current) and left.
             // The claim's history goes in the same statement: `claimed` by this host, and before
             // it `leaseExpired` naming the host whose lease ran out.
+            // The budget is applied to the rows locked (a window function cannot share a query
+            // with FOR UPDATE): those past it are left as they were, unlocked at the commit.
             let rows = try await connection.query("""
-                WITH picked AS (
-                    SELECT id, state AS was, claimed_by AS holder, lease_until AS expired FROM deliveries
-                    WHERE handler = \(handler) AND document_id IS NOT NULL
-                      AND (state = 'owed' OR (state = 'claimed' AND lease_until < now()))
-                    ORDER BY seq LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED),
+                WITH candidates AS (
+                    SELECT d.id, d.seq, d.state AS was, d.claimed_by AS holder, d.lease_until AS expired,
+                           CASE WHEN doc.size <= \(chunk) THEN doc.size ELSE 0 END AS in_memory
+                    FROM deliveries AS d JOIN documents AS doc ON doc.id = d.document_id
+                    WHERE d.handler = \(handler) AND d.document_id IS NOT NULL
+                      AND (d.state = 'owed' OR (d.state = 'claimed' AND d.lease_until < now()))
+                    ORDER BY d.seq LIMIT \(Int64(limit)) FOR UPDATE OF d SKIP LOCKED),
+                picked AS (
+                    SELECT id, was, holder, expired FROM (
+                        SELECT id, was, holder, expired, sum(in_memory) OVER (ORDER BY seq) AS running,
+                               row_number() OVER (ORDER BY seq) AS position
+                        FROM candidates) AS budgeted
+                    WHERE position = 1 OR running <= \(memoryBytes)),
                 claimed AS (
                     UPDATE deliveries AS d
                     SET state = 'claimed', claimed_by = \(host), lease_until = now() + make_interval(secs => \(lease)),

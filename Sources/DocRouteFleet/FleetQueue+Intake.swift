@@ -172,4 +172,22 @@ extension FleetQueue {
             return found
         }
     }
+
+    /// The source identities (``FleetSourceIdentity``) of the documents this host committed under
+    /// `deliveryIDs`, by delivery id; a delivery the fleet does not have (never committed, or
+    /// pruned), or another host's, is left out.
+    package func committedSourceIdentities(deliveryIDs: [UUID]) async throws(FleetError) -> [UUID: String] {
+        guard !deliveryIDs.isEmpty else { return [:] }
+        let host = hostName
+        let logger = logger
+        return try await exclusive("looking up the sources of committed deliveries") { connection in
+            let rows = try await connection.query("""
+                SELECT v.id, d.source_identity FROM deliveries v JOIN documents d ON d.id = v.document_id
+                WHERE v.id = ANY(\(deliveryIDs)::uuid[]) AND d.intake_host = \(host)
+                """, logger: logger)
+            var found: [UUID: String] = [:]
+            for try await (delivery, identity) in rows.decode((UUID, String).self) { found[delivery] = identity }
+            return found
+        }
+    }
 }

@@ -72,6 +72,16 @@ extension FleetQueue {
                         INSERT INTO launches (handler, host, requested_at) VALUES (\(key), \(host), now())
                         ON CONFLICT (handler) DO UPDATE SET host = EXCLUDED.host, requested_at = EXCLUDED.requested_at
                         """, logger: logger)
+                    // The history of each delivery the launch is for (those `owedUnsubscribed`
+                    // found waiting) says which host launched its handler; written with the
+                    // record, so a decision that does not commit leaves no event.
+                    try await connection.query("""
+                        INSERT INTO history_events (document_id, delivery_id, host, event, detail)
+                        SELECT d.document_id, d.id, \(host), 'launched', jsonb_build_object('handler', \(handler)::text)
+                        FROM deliveries AS d
+                        WHERE d.handler = \(handler) AND d.document_id IS NOT NULL
+                          AND (d.state = 'owed' OR (d.state = 'claimed' AND d.lease_until < now()))
+                        """, logger: logger)
                 }
                 return decision
             }

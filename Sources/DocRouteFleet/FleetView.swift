@@ -48,6 +48,16 @@ package struct FleetView: Sendable, Hashable {
         return waiting
     }
 
+    /// For each handler, the live hosts that publish it subscribed, by name; keyed by lowercased
+    /// handler (`status`'s per-handler `hosts`, docs/PROTOCOL.md, "competing instances").
+    package var liveHostsByHandler: [String: [String]] {
+        var byHandler: [String: Set<String>] = [:]
+        for host in hosts where host.isLive {
+            for handler in host.subscribed { byHandler[handler.lowercased(), default: []].insert(host.name) }
+        }
+        return byHandler.mapValues { $0.sorted() }
+    }
+
     /// How long `status` waits for the database.
     package static let timeout: Duration = .seconds(3)
 

@@ -23,8 +23,9 @@ package struct DocumentHistory: Sendable, Hashable {
             case seen, typed, routed, quarantined, skipped, committed, notified, acknowledged, declined, redelivered, sourceReclaimed
             /// In a fleet: a host claimed the delivery, a host's lease on it ran out, a host gave
             /// it back unacknowledged (its handler left, or the copy failed), a host wrote the copy
-            /// into its sandbox.
-            case claimed, leaseExpired, released, written
+            /// into its sandbox, a host launched the handler the delivery waited for (its handler
+            /// was subscribed on no live host).
+            case claimed, leaseExpired, released, written, launched
         }
 
         package var kind: Kind

@@ -54,23 +54,33 @@ struct StatusView {
 
     var handlerTable: [String] {
         let ledger = report.extra["ledger"]?.objectValue ?? [:]
-        var rows = [["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY", "DECLINED", "LAST ERROR"]]
+        // In a fleet: the hosts where each handler has live instances, this one included.
+        let inFleet = report.handlers.contains { $0.hosts != nil }
+        var header = ["HANDLER", "SUBSCRIBED", "PENDING", "IN FLIGHT", "DELIVERED TODAY", "DECLINED", "LAST ERROR"]
+        if inFleet { header.insert("HOSTS", at: 2) }
+        var rows = [header]
         for handler in report.handlers.sorted(by: { $0.bundleIdentifier < $1.bundleIdentifier }) {
             let today = handler.extra["deliveredToday"]?.integerValue
                 ?? ledger[handler.bundleIdentifier]?.objectValue?["deliveredToday"]?.integerValue
-            rows.append([
-                // Competing connections of one handler: how many.
+            // Competing connections of one handler: how many.
+            let competing: String? = handler.extra["instances"]?.integerValue.map { "yes (\($0) competing)" }
+            var row: [String] = [
                 handler.bundleIdentifier,
-                handler.subscribed ? (handler.extra["instances"]?.integerValue.map { "yes (\($0) competing)" } ?? "yes") : "no",
+                handler.subscribed ? (competing ?? "yes") : "no",
                 Self.grouped(Int64(handler.pending)),
                 handler.extra["inFlight"]?.integerValue.map(Self.grouped) ?? "-",
                 today.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
                 // Documents the handler answered with handled:false, as the ledger counts them.
                 ledger[handler.bundleIdentifier]?.objectValue?["declined"]?.integerValue.map(Self.grouped) ?? (ledger.isEmpty ? "-" : "0"),
                 handler.extra["lastError"]?.stringValue.map { Self.clipped($0, to: 72) } ?? "-",
-            ])
+            ]
+            if inFleet {
+                // Absent for one handler (the database unread): unknown, not nowhere.
+                row.insert(handler.hosts.map { $0.isEmpty ? "none" : Self.listed($0, shown: 3) } ?? "?", at: 2)
+            }
+            rows.append(row)
         }
-        if report.handlers.isEmpty { rows.append(["(no handlers registered)", "", "", "", "", "", ""]) }
+        if report.handlers.isEmpty { rows.append(["(no handlers registered)"] + Array(repeating: "", count: header.count - 1)) }
         return Self.table(rows)
     }
 

@@ -39,6 +39,11 @@ extension FleetQueueTests {
             let decisions = try await [fromB, fromC]
             #expect(decisions.allSatisfy { $0 == .launch(on: "b") || $0 == .launching(on: "b") }, "\(decisions)")
             #expect(try await fleet.sql("SELECT handler || ' ' || host FROM launches") == "\(Self.launched) b")
+            // Each delivery that waited for it has, in its history, the host that launched its
+            // handler: once, by b alone; the other handler's deliveries have nothing of it.
+            let launchedEvents = "SELECT string_agg(delivery_id::text || ' ' || host || ' ' || (detail->>'handler'), ',' ORDER BY delivery_id) FROM history_events WHERE event = 'launched'"
+            #expect(try await fleet.sql(launchedEvents)
+                    == "00000000-0000-0000-0000-0000000000d1 b \(Self.launched),00000000-0000-0000-0000-0000000000d2 b \(Self.launched)")
             // c now has fewer claims than b, but b's launch may still subscribe: c launches nothing.
             try await fleet.sql("UPDATE deliveries SET claimed_by = 'b' WHERE claimed_by = 'c'")
             #expect(try await c.launchDecision(for: Self.launched) == .launching(on: "b"))
@@ -51,6 +56,9 @@ extension FleetQueueTests {
             try await fleet.sql("UPDATE hosts SET last_heartbeat = now() - interval '1 hour' WHERE name = 'b'")
             #expect(try await c.owedUnsubscribed(among: [Self.launched]) == [Self.launched])
             #expect(try await c.launchDecision(for: Self.launched) == .launch(on: "c"))
+            #expect(try await fleet.sql("SELECT count(*) FROM history_events WHERE event = 'launched' AND host = 'c'") == "2")
+            let history = try await c.history(FleetHistoryQuery(deliveryID: UUID(uuidString: "00000000-0000-0000-0000-0000000000d1")))
+            #expect(history.first?.events.filter { $0.event == "launched" }.map(\.host) == ["b", "c"])
             for queue in [b, c] { await queue.close() }
         }
     }
@@ -62,6 +70,7 @@ extension FleetQueueTests {
             let a = try fleet.queue(host: "a")
             #expect(try await a.launchDecision(for: Self.launched) == .nowhere(launchableOn: ["b", "c"]))
             #expect(try await fleet.sql("SELECT count(*) FROM launches") == "0")
+            #expect(try await fleet.sql("SELECT count(*) FROM history_events") == "0")
             await a.close()
         }
     }

@@ -267,6 +267,46 @@ import Glibc
         }
     }
 
+    @Test func aClaimStopsWhereItsSmallDocumentsWouldPassTheMemoryBudgetAndTheNextClaimsTakeTheRest() async throws {
+        try await withFleet { fleet in
+            // Small, small, larger than a chunk (copied to disk: not counted), small, small, small.
+            let sizes = [600, 300, FleetQueue.chunkSize + 1, 300, 500, 100]
+            var descriptors: [SystemPackage.FileDescriptor] = []
+            defer { for descriptor in descriptors { try? descriptor.close() } }
+            let intake = try fleet.queue(host: "alpha")
+            var documents: [FleetDocument] = []
+            var contents: [UUID: [UInt8]] = [:]
+            for (index, size) in sizes.enumerated() {
+                let bytes = Self.bytes(size, seed: UInt64(40 + index))
+                let descriptor = try fleet.source("budget-\(index).pdf", bytes)
+                descriptors.append(descriptor)
+                let document = Self.document("budget-\(index).pdf", descriptor, size: size)
+                documents.append(document)
+                contents[document.deliveryID] = bytes
+                // One batch each: commit order is the order above.
+                try await intake.enqueue([document])
+            }
+            let ids = documents.map(\.deliveryID)
+            let beta = try fleet.queue(host: "beta")
+            // 600 + 300 fit 1,000 bytes, the large one does not count, the next 300 would pass it.
+            let first = try await beta.claim(handler: Self.handler, limit: 10, memoryBytes: 1000)
+            #expect(first.map(\.deliveryID) == Array(ids[0..<3]))
+            // A first document over the budget is taken all the same, alone.
+            let second = try await beta.claim(handler: Self.handler, limit: 10, memoryBytes: 200)
+            #expect(second.map(\.deliveryID) == [ids[3]])
+            let third = try await beta.claim(handler: Self.handler, limit: 10, memoryBytes: 1000)
+            #expect(third.map(\.deliveryID) == Array(ids[4..<6]))
+            #expect(try await beta.claim(handler: Self.handler, limit: 10, memoryBytes: 1000) == [])
+            // Every one claimed once, and copied whole.
+            for claim in first + second + third {
+                #expect(claim.attempts == 1)
+                #expect(try await fleet.copy(claim, from: beta) == contents[claim.deliveryID])
+            }
+            #expect(try await fleet.sql("SELECT count(*) FROM deliveries WHERE state = 'claimed' AND claimed_by = 'beta'") == "6")
+            #expect(try await fleet.sql("SELECT count(*) FROM history_events WHERE event = 'claimed'") == "6")
+        }
+    }
+
     @Test func aLeaseRunOutLetsAnotherHostClaimAndARenewedOneDoesNot() async throws {
         try await withFleet { fleet in
             let descriptor = try fleet.source("leased.pdf", Array("leased bytes".utf8))

@@ -140,6 +140,19 @@ import Testing
                 + "\n")
     }
 
+    @Test func aHandlersHostsAndInstancesReadFromAStatusReply() throws {
+        let line = #"{"type":"status","id":"3","handlers":["#
+            + #"{"bundleIdentifier":"a","subscribed":true,"pending":0,"instances":3,"hosts":["host-a","host-b"]},"#
+            + #"{"bundleIdentifier":"b","subscribed":false,"pending":2,"hosts":[]},"#
+            + #"{"bundleIdentifier":"c","subscribed":true,"pending":0}],"inboxes":[]}"#
+        guard case .status(_, let handlers, _, _) = try DaemonMessage(decoding: Array(line.utf8)) else {
+            Issue.record("not a status reply")
+            return
+        }
+        #expect(handlers.map(\.hosts) == [["host-a", "host-b"], [], nil], "absent (no fleet) is not empty (subscribed nowhere)")
+        #expect(handlers.map(\.instances) == [3, 0, 1])
+    }
+
     @Test func slashesAreNotEscapedAndControlCharactersAre() {
         let line = text(DaemonMessage.error(id: "a/b", code: .badRequest, message: "tab\there \"q\" \\ \u{1}").encodedLine())
         #expect(line == #"{"type":"error","id":"a/b","code":"bad-request","message":"tab\there \"q\" \\ \u0001"}"# + "\n")

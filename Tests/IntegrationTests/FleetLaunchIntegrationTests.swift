@@ -97,6 +97,17 @@ import Glibc
         let states = (try? server.psql("SELECT state, claimed_by, attempts FROM deliveries", database: "fleet")) ?? "?"
         #expect(acknowledged, "\(states)\n\(launching.daemonLog.suffix(3000))")
         #expect(try server.psql("SELECT count(*) FROM history_events WHERE event = 'acknowledged'", database: "fleet") == "1")
+        // Its history, asked on A where it arrived: host B launched its handler, before B claimed it.
+        let story = FleetHistoryIntegrationTests.history(["launched-here.pdb"], on: intake) {
+            FleetHistoryIntegrationTests.squeezed($0).contains("acknowledged on host host-b")
+        }
+        let storyLines = FleetHistoryIntegrationTests.squeezed(story.output).split(separator: "\n").map(String.init)
+        let launchedLine = storyLines.firstIndex { $0.contains("launched on host host-b, handler \(Self.molecules)") }
+        let claimedLine = storyLines.firstIndex { $0.contains("claimed on host host-b") }
+        #expect(launchedLine != nil && claimedLine != nil && launchedLine! < claimedLine!, "\(story.output)")
+        let storyJSON = FleetHistoryIntegrationTests.documents(
+            FleetHistoryIntegrationTests.history(["launched-here.pdb", "--json"], on: launching) { !$0.isEmpty }.output)
+        #expect(storyJSON.first.map(FleetHistoryIntegrationTests.events)?.contains("launched") == true, "asked on B, its own event names no host: \(storyJSON)")
         // Launched once, on B; never on A.
         let launches = ((try? String(contentsOfFile: handler.launched, encoding: .utf8)) ?? "").split(separator: "\n")
         #expect(launches == [Substring(Self.molecules)], "\(launches)")

@@ -1,3 +1,4 @@
+import DocRouteClient
 import DocRouteTestSupport
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 @Suite(.serialized) struct FleetStatusIntegrationTests {
     static let molecules = FleetDeliveryIntegrationTests.molecules
 
-    @Test func statusShowsEachHostItsHandlersAndTheDatabaseGone() throws {
+    @Test func statusShowsEachHostItsHandlersAndTheDatabaseGone() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
         try server.createRoleAndDatabase(role: "docroute", password: FleetDeliveryIntegrationTests.password, database: "fleet")
@@ -41,7 +42,7 @@ import Testing
         let complete = intake.waitUntil(timeout: 20) {
             guard let status = try? CtlProcess.run(["status", "--socket", intake.socket]) else { return false }
             shown = status.output + status.error + "(exit \(String(describing: status.status)))"
-            let hostB = status.output.split(separator: "\n").first { $0.contains("host-b") }.map(String.init) ?? ""
+            let hostB = status.output.split(separator: "\n").first { $0.hasPrefix("  host-b") }.map(String.init) ?? ""
             return hostB.contains(Self.molecules) && hostB.contains("  3  ")
         }
         #expect(complete, "\(shown)\nA:\n\(intake.daemonLog.suffix(3000))")
@@ -58,6 +59,15 @@ import Testing
         let hosts = view["hosts"] as? [[String: Any]] ?? []
         #expect(hosts.map { $0["name"] as? String } == ["host-a", "host-b"], "\(json)")
         #expect(hosts.last?["subscribed"] as? [String] == [Self.molecules] && hosts.last?["claimed"] as? Int == 3, "\(json)")
+        // Per handler, asked on host A: where it has live instances.
+        let handlers = report["handlers"] as? [[String: Any]] ?? []
+        let molecules = handlers.first { $0["bundleIdentifier"] as? String == Self.molecules }
+        #expect(molecules?["hosts"] as? [String] == ["host-b"] && molecules?["subscribed"] as? Bool == false, "\(json)")
+        #expect(handlers.filter { $0["bundleIdentifier"] as? String != Self.molecules }.allSatisfy { $0["hosts"] as? [String] == [] }, "\(json)")
+        let handlerHeader = lines.first { $0.hasPrefix("HANDLER") } ?? ""
+        let moleculesRow = lines.first { $0.hasPrefix(Self.molecules + " ") } ?? ""
+        #expect(handlerHeader.contains("SUBSCRIBED  HOSTS"), "\(shown)")
+        #expect(moleculesRow.contains(" host-b "), "\(shown)")
 
         // The metrics: per host what it holds and whether it lives, per handler what is owed.
         var samples: [String: Double] = [:]
@@ -71,6 +81,26 @@ import Testing
         #expect(samples[#"docroute_fleet_host_live{host="host-a"}"#] == 1 && samples[#"docroute_fleet_host_live{host="host-b"}"#] == 1)
         #expect(samples[#"docroute_fleet_claimed{host="host-a"}"#] == 0)
 
+        // A second instance, on host A: both hosts, as the text, the Swift client and the Python
+        // client each show it.
+        let second = try LineClient(path: intake.socket, timeout: 5)
+        defer { second.close() }
+        try second.send(["type": "subscribe", "id": "s", "bundleIdentifier": Self.molecules])
+        #expect(second.readMessage()?["type"] as? String == "subscribed")
+        var both = ""
+        let bothShown = intake.waitUntil(timeout: 20) {
+            guard let status = try? CtlProcess.run(["status", "--socket", intake.socket]) else { return false }
+            both = status.output
+            return both.split(separator: "\n").contains { $0.hasPrefix(Self.molecules + " ") && $0.contains("host-a, host-b") }
+        }
+        #expect(bothShown, "\(both)")
+        let connection = try await DocRouteConnection.connect(socketPath: intake.socket)
+        let entry = try await connection.status().handlers.first { $0.bundleIdentifier == Self.molecules }
+        await connection.close()
+        #expect(entry?.hosts == ["host-a", "host-b"] && entry?.instances == 1, "asked on host A: \(String(describing: entry))")
+        let viaPython = try Self.pythonHosts(socket: delivering.socket, handler: Self.molecules)
+        #expect(viaPython == "['host-a', 'host-b'] 1", "asked on host B")
+
         // The database stopped: status still answers, and says so.
         server.stop()
         let gone = try CtlProcess.run(["status", "--socket", intake.socket])
@@ -81,5 +111,32 @@ import Testing
             (try? String(contentsOfFile: textfile, encoding: .utf8)).flatMap { try? PrometheusText.parse($0) }?["docroute_fleet_database_reachable"] == 0
         }
         #expect(unreachable, "the metrics still say the database answers")
+        // And with it no handler names hosts: unknown is not nowhere.
+        let unknown = try CtlProcess.run(["status", "--socket", intake.socket, "--json"]).output
+        let unknownHandlers = (try JSONSerialization.jsonObject(with: Data(unknown.utf8)) as? [String: Any])?["handlers"] as? [[String: Any]] ?? []
+        #expect(!unknownHandlers.isEmpty && unknownHandlers.allSatisfy { $0["hosts"] == nil }, "\(unknown)")
+    }
+
+    /// `hosts` and `instances` of `handler` in a `status` asked with the Python client
+    /// (Clients/Python, as it is in the repository).
+    static func pythonHosts(socket: String, handler: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sys, docroute
+            with docroute.connect(sys.argv[1], timeout=10) as connection:
+                entry = connection.status().handler(sys.argv[2])
+                print(entry.hosts, entry.instances)
+            """, socket, handler]
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONPATH"] = DaemonHarness.repositoryRoot + "/Clients/Python/src"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

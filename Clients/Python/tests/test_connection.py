@@ -157,6 +157,9 @@ class ConnectionTests(DaemonTestCase):
             alone.subscribe(MOLECULES)
         self.assertEqual(refused.exception.code, docroute.ErrorCode.ALREADY_SUBSCRIBED)
         self.assertIn('"compete":true', refused.exception.message)
+        entry = self.connect().status().handler(MOLECULES)
+        assert entry is not None
+        self.assertEqual(entry.instances, 2)
 
         # Two documents, neither acknowledged: one to each, to the one with fewer in flight.
         self.daemon.drop("one.pdb", PDB)
@@ -256,6 +259,8 @@ class ConnectionTests(DaemonTestCase):
         self.assertTrue(molecules.subscribed)
         self.assertFalse(textviewer.subscribed)
         self.assertEqual(textviewer.pending, 1)
+        self.assertEqual((molecules.instances, textviewer.instances), (1, 0))
+        self.assertIsNone(molecules.hosts, "no fleet: no hosts")
         self.assertEqual([inbox.path for inbox in status.inboxes], [str(self.daemon.inbox)])
         self.assertIn("Inbox", status.inboxes[0].mailboxes)
         self.assertEqual(status.inboxes[0].extra.get("kind"), "directory")

@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 import docroute
+from docroute.messages import status_from
 from docroute.wire import LineFramer, encode_line
 from harness import REPOSITORY
 
@@ -56,6 +57,24 @@ class FramingTests(unittest.TestCase):
         with self.assertRaises(docroute.DocRouteError) as refused:
             encode_line({"type": "open", "url": "todolist://" + "x" * docroute.MAXIMUM_LINE_LENGTH})
         self.assertEqual(refused.exception.code, docroute.ErrorCode.REQUEST_TOO_LONG)
+
+
+class StatusReadingTests(unittest.TestCase):
+    def test_a_handlers_hosts_and_instances_in_a_fleet(self) -> None:
+        report = status_from(
+            {
+                "type": "status",
+                "id": "1",
+                "handlers": [
+                    {"bundleIdentifier": "a", "subscribed": True, "pending": 0, "instances": 3, "hosts": ["host-a", "host-b"]},
+                    {"bundleIdentifier": "b", "subscribed": False, "pending": 2, "hosts": []},
+                    {"bundleIdentifier": "c", "subscribed": True, "pending": 0},
+                ],
+                "inboxes": [],
+            }
+        )
+        self.assertEqual([entry.hosts for entry in report.handlers], [["host-a", "host-b"], [], None])
+        self.assertEqual([entry.instances for entry in report.handlers], [3, 0, 1])
 
 
 class BackoffTests(unittest.TestCase):

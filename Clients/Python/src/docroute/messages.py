@@ -189,6 +189,25 @@ class HandlerStatus:
     extra: JSONObject = field(default_factory=dict, hash=False)
     """Optional fields for operators (``inFlight``, ``deliveredToday``, ``lastError``…)."""
 
+    @property
+    def hosts(self) -> list[str] | None:
+        """In a fleet, the hosts where the handler has live instances (sorted; empty when it is
+        subscribed nowhere); ``None`` when the daemon is not in a fleet or could not read the
+        fleet's database."""
+        names = self.extra.get("hosts")
+        if not isinstance(names, list):
+            return None
+        return [name for name in names if isinstance(name, str)]
+
+    @property
+    def instances(self) -> int:
+        """Competing connections of the handler on this daemon (``instances``, sent when more
+        than one); 1 when absent and subscribed, else 0."""
+        count = self.extra.get("instances")
+        if isinstance(count, int) and not isinstance(count, bool):
+            return count
+        return 1 if self.subscribed else 0
+
 
 @dataclass(frozen=True)
 class InboxStatus:

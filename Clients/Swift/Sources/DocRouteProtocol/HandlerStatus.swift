@@ -17,5 +17,21 @@ public struct HandlerStatus: Sendable, Hashable {
         self.extra = extra
     }
 
+    /// In a fleet, the hosts where the handler has live instances (sorted by name; empty when it
+    /// is subscribed nowhere), from the optional `hosts` field; `nil` when the daemon is not in a
+    /// fleet or could not read the fleet's database.
+    public var hosts: [String]? {
+        guard case .array(let names) = extra["hosts"] else { return nil }
+        return names.compactMap(\.stringValue)
+    }
+
+    /// How many competing connections of the handler this daemon has, from the optional
+    /// `instances` field (sent when there are more than one); 1 when it is absent and the handler
+    /// is subscribed, else 0.
+    public var instances: Int {
+        if case .integer(let count) = extra["instances"] { return Int(count) }
+        return subscribed ? 1 : 0
+    }
+
     static let fieldNames: Set<String> = ["bundleIdentifier", "subscribed", "pending"]
 }
