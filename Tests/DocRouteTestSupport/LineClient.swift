@@ -118,6 +118,14 @@ public final class LineClient: @unchecked Sendable {
         return messages
     }
 
+    /// Whether the other end closed the connection (or it failed), told without reading: after a
+    /// read gave up, this tells a timeout from a daemon gone away.
+    public var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     public func close() {
         Glibc.close(fd)
     }
