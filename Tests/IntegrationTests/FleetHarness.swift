@@ -47,13 +47,14 @@ final class FleetHarness: @unchecked Sendable {
         return started
     }
 
-    /// Waits until the hosts named, and no other, are registered (their schema migrated); with
-    /// `live`, until they are the hosts whose heartbeat is within their lease.
-    func waitForHosts(_ names: [String], live: Bool = false, timeout: TimeInterval = 45) -> Bool {
+    /// Waits until the hosts named, and no other, are registered (their schema migrated) in the
+    /// fleet's database (or `database`); with `live`, until they are the hosts whose heartbeat is
+    /// within their lease.
+    func waitForHosts(_ names: [String], live: Bool = false, database: String = "fleet", timeout: TimeInterval = 45) -> Bool {
         let expected = names.sorted().joined(separator: ",")
         let heartbeat = live ? " WHERE last_heartbeat >= now() - make_interval(secs => lease_seconds)" : ""
         return DaemonHarness.waitUntil(timeout: timeout) {
-            ask("SELECT string_agg(name, ',' ORDER BY name) FROM hosts" + heartbeat) == expected
+            ask("SELECT string_agg(name, ',' ORDER BY name) FROM hosts" + heartbeat, database: database) == expected
         }
     }
 

@@ -42,6 +42,15 @@ import Glibc
         return (launched, received)
     }
 
+    /// Host A, which takes files in and has no launch command, and host B, whose Molecules
+    /// manifest launches the handler of ``installLaunchedHandler(in:)``; neither started.
+    static func intakeAndLauncher(in fleet: FleetHarness) throws
+        -> (intake: DaemonHarness, launching: DaemonHarness, handler: (launched: String, received: String)) {
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
+        let launching = try fleet.host("host-b", leaseSeconds: 6, launchCommands: true)
+        return (intake, launching, try installLaunchedHandler(in: launching))
+    }
+
     static func fleetStatus(_ harness: DaemonHarness) throws -> [String: Any] {
         let json = try CtlProcess.run(["status", "--socket", harness.socket, "--json"]).output
         let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]
@@ -54,9 +63,7 @@ import Glibc
         let server = fleet.server
         // Host A takes the file in and cannot launch the handler (no launch command in its
         // manifest); host B can. No instance of it is connected anywhere.
-        let intake = try fleet.host("host-a", leaseSeconds: 6)
-        let launching = try fleet.host("host-b", leaseSeconds: 6, launchCommands: true)
-        let handler = try Self.installLaunchedHandler(in: launching)
+        let (intake, launching, handler) = try Self.intakeAndLauncher(in: fleet)
         try intake.start()
         try launching.start()
         #expect(fleet.waitForHosts(["host-a", "host-b"], live: true), "\(intake.daemonLog.suffix(2000))")
@@ -143,9 +150,7 @@ import Glibc
         let fleet = try FleetHarness()
         defer { fleet.tearDown() }
         let server = fleet.server
-        let intake = try fleet.host("host-a", leaseSeconds: 6)
-        let launching = try fleet.host("host-b", leaseSeconds: 6, launchCommands: true)
-        let handler = try Self.installLaunchedHandler(in: launching)
+        let (intake, launching, handler) = try Self.intakeAndLauncher(in: fleet)
         // B registers once, then goes down: its row stays, its heartbeat ages past its lease.
         try launching.start()
         try intake.start()
