@@ -102,15 +102,7 @@ final class FleetHostHandler: @unchecked Sendable {
     private var isStopping: Bool { lock.withLock { stopping } }
 
     private func run() {
-        while !isStopping {
-            guard let client = try? LineClient(path: socket, timeout: 0.2) else {
-                usleep(50_000)
-                continue
-            }
-            serve(client)
-            client.close()
-            usleep(20_000)
-        }
+        LineClient.reconnecting(to: socket, timeout: 0.2, until: { isStopping }) { serve($0) }
     }
 
     private func serve(_ client: LineClient) {
