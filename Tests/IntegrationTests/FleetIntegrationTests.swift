@@ -19,18 +19,9 @@ import Glibc
     }
 
     /// `docrouted --check`'s output and exit status.
-    func check(_ harness: DaemonHarness, environment: [String: String] = [:]) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-        process.arguments = ["--check", "--config", harness.configPath]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (text, process.terminationStatus)
+    func check(_ harness: DaemonHarness) throws -> (output: String, status: Int32) {
+        let (status, output) = try harness.check()
+        return (output, status)
     }
 
     func fleetLines(_ output: String) -> String {
