@@ -139,25 +139,6 @@ extension FleetQueue {
         }
     }
 
-    /// Renews the lease of every delivery this host holds; returns how many.
-    package func renewLeases() async throws(FleetError) -> Int {
-        let host = hostName
-        let lease = leaseSeconds
-        let logger = logger
-        return try await exclusive("renewing this host's leases") { connection in
-            let rows = try await connection.query("""
-                WITH renewed AS (
-                    UPDATE deliveries SET lease_until = now() + make_interval(secs => \(lease))
-                    WHERE state = 'claimed' AND claimed_by = \(host)
-                    RETURNING 1)
-                SELECT count(*) FROM renewed
-                """, logger: logger)
-            var count: Int64 = 0
-            for try await renewed in rows.decode(Int64.self) { count = renewed }
-            return Int(count)
-        }
-    }
-
     /// Renews the leases of these deliveries, where this host holds them; returns how many. Only
     /// what the caller knows it holds: a claim whose answer was lost with the connection, or one
     /// that could not be given back, runs out and is claimed again, instead of being renewed

@@ -73,13 +73,7 @@ extension IntakePipeline {
         // An IMAP server makes `.Name` first and `new/` inside it a moment later: watch the folder
         // for it, then look, so a `new/` made in between is not missed.
         let folder = WatchedFolder(inbox: index, mailbox: mailbox.name, path: folderPath, role: .maildirFolder)
-        guard admitWatch(folder) else { return }
-        do {
-            try watcher.watch(folder)
-        } catch {
-            logger.error("maildir folder cannot be watched: \(error)", metadata: ["path": "\(folderPath)"])
-            return
-        }
+        guard watchMaildir(folder, "maildir folder") else { return }
         if let root = open(WatchedFolder(inbox: index, mailbox: nil, path: path, role: .maildirRoot)),
            let component = FilePath.Component(platformBytes: name),
            MaildirLayout.hasNewFolder(component, in: root.descriptor.rawValue) {
@@ -96,19 +90,26 @@ extension IntakePipeline {
         watchMaildirMailbox(folder.inbox, mailbox)
     }
 
+    /// Watches a folder of a Maildir, if the inbox's `max_mailboxes` admits it; false when it is
+    /// not watched (an error, logged naming it as `what`).
+    func watchMaildir(_ folder: WatchedFolder, _ what: String) -> Bool {
+        guard admitWatch(folder) else { return false }
+        do {
+            try watcher.watch(folder)
+        } catch {
+            logger.error("\(what) cannot be watched: \(error)", metadata: ["path": "\(folder.path)"])
+            return false
+        }
+        return true
+    }
+
     /// Watches a mailbox's `new/`, makes sure its `cur/` exists, then queues what waits in `new/`.
     func watchMaildirMailbox(_ index: Int, _ mailbox: MaildirMailbox) {
         let inbox = configuration.inboxes[index]
         let name = mailbox.folder.isEmpty ? inbox.defaultMailbox : mailbox.name
         let newPath = inbox.path + "/" + mailbox.newPath
         let folder = WatchedFolder(inbox: index, mailbox: name, path: newPath, role: .maildirNew)
-        guard admitWatch(folder) else { return }
-        do {
-            try watcher.watch(folder)
-        } catch {
-            logger.error("maildir mailbox cannot be watched: \(error)", metadata: ["path": "\(newPath)"])
-            return
-        }
+        guard watchMaildir(folder, "maildir mailbox") else { return }
         guard let newFolder = open(folder) else { return }
         var found = 0
         forEachListed(of: newFolder.descriptor, path: newPath) { entry in

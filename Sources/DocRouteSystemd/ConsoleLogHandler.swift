@@ -27,11 +27,8 @@ package struct ConsoleLogHandler: LogHandler {
     /// The line for an event, without its newline: handler metadata, then the provider's, then
     /// the call site's, later ones winning, sorted by key.
     package func line(for event: LogEvent, at date: Date = Date()) -> String {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
         var line = "\(Self.timestamp(date)) \(event.level) \(label): \(event.message)"
-        for (key, value) in merged.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+        for (key, value) in mergedMetadata(event.metadata).sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
         if !event.source.isEmpty { line += " [\(event.source)]" }
         return line
     }

@@ -43,17 +43,10 @@ package struct JournalLogHandler: LogHandler {
     /// The entry this handler would write for an event: handler metadata, then the provider's, then
     /// the call site's, later ones winning.
     package func entry(for event: LogEvent) -> JournalEntry {
-        var merged = metadata
-        if let provided = metadataProvider?.get() {
-            merged.merge(provided) { _, new in new }
-        }
-        if let explicit = event.metadata {
-            merged.merge(explicit) { _, new in new }
-        }
-        return JournalEntry(
+        JournalEntry(
             level: event.level,
             message: event.message.description,
-            metadata: merged,
+            metadata: mergedMetadata(event.metadata),
             error: event.error,
             label: label,
             source: event.source,

@@ -12,14 +12,10 @@ final class BenchDaemon: @unchecked Sendable {
     let process = Process()
 
     init(name: String) throws {
-        root = scratchFolder(name)
-        try? FileManager.default.removeItem(atPath: root)
+        root = try freshScratchFolder(name, holding: ["drop", "stage", "handlers.d"])
         inbox = root + "/drop"
         stage = root + "/stage"
         socket = root + "/s.sock"
-        for folder in [inbox, stage, root + "/handlers.d"] {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
         for file in ["molecules.plist", "textviewer.plist"] {
             try FileManager.default.copyItem(atPath: repositoryRoot + "/config/handlers/" + file, toPath: root + "/handlers.d/" + file)
         }

@@ -159,41 +159,46 @@ extension DocRouteBench {
         /// The disk's line on the same file system: files staged and flushed first, as for docroute.
         func diskLineBurst(files: Int) throws -> (rate: Double, cpu: Double) {
             progress("burst of \(files) for the disk's line")
-            let root = scratchFolder("compare-diskline")
-            defer { try? FileManager.default.removeItem(atPath: root) }
-            for folder in ["stage", "copies"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
-            _ = try writeFiles(files, size: 4096, prefix: "f", in: root + "/stage")
-            flushDirtyPages()
-            let cpuBefore = CPUTime.thread
-            let seconds = try DiskLineBaseline.run(source: root + "/stage", destination: root + "/copies")
-            let cpu = CPUTime.thread - cpuBefore
-            return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
+            return try withStagedFiles(files, in: "compare-diskline") { stage, copies in
+                let cpuBefore = CPUTime.thread
+                let seconds = try DiskLineBaseline.run(source: stage, destination: copies)
+                let cpu = CPUTime.thread - cpuBefore
+                return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
+            }
         }
 
         /// The admin's durable loop (Python) on the same file system.
         func durableLoopBurst(files: Int) throws -> (rate: Double, cpu: Double) {
             progress("burst of \(files) for the admin's durable loop")
-            let root = scratchFolder("compare-durable")
+            return try withStagedFiles(files, in: "compare-durable") { stage, copies in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["python3", durableLoop, stage, copies]
+                let output = Pipe()
+                process.standardOutput = output
+                let cpuBefore = CPUTime.children
+                try process.run()
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                let cpu = CPUTime.children - cpuBefore
+                guard process.terminationStatus == 0,
+                      let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                      let seconds = object["seconds"] as? Double, let count = object["files"] as? Int, count == files else {
+                    throw BenchError("the durable loop failed: \(String(decoding: data, as: UTF8.self))")
+                }
+                return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
+            }
+        }
+
+        /// Runs `body` on `files` files of 4 KiB staged in a scratch folder's `stage` and flushed
+        /// to disk, as for docroute, with an empty `copies` beside it; the folder goes afterwards.
+        func withStagedFiles<Value>(_ files: Int, in name: String,
+                                     _ body: (_ stage: String, _ copies: String) throws -> Value) throws -> Value {
+            let root = try freshScratchFolder(name, holding: ["stage", "copies"])
             defer { try? FileManager.default.removeItem(atPath: root) }
-            for folder in ["stage", "copies"] { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
             _ = try writeFiles(files, size: 4096, prefix: "f", in: root + "/stage")
             flushDirtyPages()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", durableLoop, root + "/stage", root + "/copies"]
-            let output = Pipe()
-            process.standardOutput = output
-            let cpuBefore = CPUTime.children
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let cpu = CPUTime.children - cpuBefore
-            guard process.terminationStatus == 0,
-                  let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let seconds = object["seconds"] as? Double, let count = object["files"] as? Int, count == files else {
-                throw BenchError("the durable loop failed: \(String(decoding: data, as: UTF8.self))")
-            }
-            return (seconds > 0 ? Double(files) / seconds : 0, CPUTime.perFile(cpu, files: files))
+            return try body(root + "/stage", root + "/copies")
         }
 
         /// The script, fed the same way; it is done when every line arrived or nothing moved for 5 s.

@@ -88,6 +88,17 @@ func scratchFolder(_ name: String) -> String {
     return (base as NSString).appendingPathComponent("\(name)-\(getpid())")
 }
 
+/// A ``scratchFolder(_:)`` made afresh (what an earlier run of the same process id left there
+/// is removed) holding the empty folders `subfolders`; its path.
+func freshScratchFolder(_ name: String, holding subfolders: [String]) throws -> String {
+    let root = scratchFolder(name)
+    try? FileManager.default.removeItem(atPath: root)
+    for folder in subfolders {
+        try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+    }
+    return root
+}
+
 var repositoryRoot: String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 }

@@ -15,15 +15,11 @@ final class InotifyCopyBaseline: @unchecked Sendable {
     private var child: GroupedChild?
 
     init(name: String, script: String) throws {
-        root = scratchFolder(name)
-        try? FileManager.default.removeItem(atPath: root)
+        root = try freshScratchFolder(name, holding: ["stage", "drop", "copies"])
         stage = root + "/stage"
         inbox = root + "/drop"
         copies = root + "/copies"
         self.script = script
-        for folder in [stage, inbox, copies] {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
         guard FileManager.default.isExecutableFile(atPath: script) else {
             throw BenchError("the baseline script \(script) is missing or not executable; run from the repository or pass --baseline-script")
         }

@@ -19,6 +19,11 @@ struct DaemonSocketOptions: ParsableArguments {
     /// The socket and where its path came from: `--socket`, then `$DOCROUTE_SOCKET` (what a
     /// launched handler is given), then `socket` of the configuration.
     func resolve() throws(CtlError) -> (path: String, origin: String) {
+        try Self.resolve(socket: socket, configurationOptions)
+    }
+
+    /// ``resolve()`` for a command that takes `--socket` and the configuration's options its own way.
+    static func resolve(socket: String?, _ configurationOptions: ConfigurationOptions) throws(CtlError) -> (path: String, origin: String) {
         if let socket { return (socket, "--socket") }
         if let path = ProcessInfo.processInfo.environment[WireProtocol.socketPathEnvironmentVariable], !path.isEmpty {
             return (path, "$\(WireProtocol.socketPathEnvironmentVariable)")

@@ -15,15 +15,8 @@ extension DefaultCommand {
     /// (it watches the file), and says so. Returns false when the daemon runs and did not take
     /// them in time.
     static func confirm(_ defaults: AdminDefaults, options: HandlerOptions, socket explicit: String?) async -> Bool {
-        let path: String
-        let origin: String
-        if let explicit {
-            (path, origin) = (explicit, "--socket")
-        } else if let variable = ProcessInfo.processInfo.environment[WireProtocol.socketPathEnvironmentVariable], !variable.isEmpty {
-            (path, origin) = (variable, "$\(WireProtocol.socketPathEnvironmentVariable)")
-        } else if let loaded = try? options.configurationOptions.load() {
-            (path, origin) = (loaded.configuration.socket, "socket of \(loaded.origin)")
-        } else {
+        // A configuration that cannot be read names no daemon to ask.
+        guard let (path, origin) = try? DaemonSocketOptions.resolve(socket: explicit, options.configurationOptions) else {
             return true
         }
         guard (try? FilePath(path).stat()) != nil else {

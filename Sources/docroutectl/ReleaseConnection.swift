@@ -88,16 +88,7 @@ struct ReleaseConnection {
 
     private mutating func connect(for reason: String) async throws(CtlError) -> DocRouteConnection {
         if let connection { return connection }
-        let path: String
-        let origin: String
-        if let socket {
-            (path, origin) = (socket, "--socket")
-        } else if let variable = ProcessInfo.processInfo.environment[WireProtocol.socketPathEnvironmentVariable], !variable.isEmpty {
-            (path, origin) = (variable, "$\(WireProtocol.socketPathEnvironmentVariable)")
-        } else {
-            let loaded = try options.configurationOptions.load()
-            (path, origin) = (loaded.configuration.socket, "socket of \(loaded.origin)")
-        }
+        let (path, origin) = try DaemonSocketOptions.resolve(socket: socket, options.configurationOptions)
         do {
             let connection = try await DocRouteConnection.connect(socketPath: path, logger: HandlerOptions.logger)
             self.connection = connection

@@ -176,15 +176,7 @@ import Glibc
     /// Bookmark data as an attacker writes it: any container, any path, with the identities it
     /// can read from `stat`.
     static func crafted(container: String, path: String) throws -> Data {
-        var folder = stat()
-        var file = stat()
-        #expect(lstat(container, &folder) == 0)
-        #expect(lstat((container.hasSuffix("/") ? container : container + "/") + path, &file) == 0)
-        let json = """
-            {"container":"\(container)","containerDevice":\(UInt64(folder.st_dev)),"containerInode":\(UInt64(folder.st_ino)),\
-            "device":\(UInt64(file.st_dev)),"digest":"","inode":\(UInt64(file.st_ino)),"modified":0,"path":"\(path)","size":\(Int64(file.st_size))}
-            """
-        return Data(Array("DRBM".utf8) + [UInt8(DocumentBookmark.version)]) + Data(json.utf8)
+        try CraftedBookmark.data(container: container, path: path, version: UInt8(DocumentBookmark.version))
     }
 
     @Test func aCraftedBookmarkNamingTheRootFolderResolvesNothingThere() throws {

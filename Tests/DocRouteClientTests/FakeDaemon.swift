@@ -39,6 +39,26 @@ struct FakeDaemon: Sendable {
     }
 }
 
+extension FakeDaemon {
+    /// Runs `body` with a socket path on which a fake daemon serves one connection with
+    /// `script`, within ``withTimeout(seconds:_:)``; returns once both have ended.
+    static func withConnection(
+        serving script: @escaping @Sendable (FakeDaemonConnection) async throws -> Void,
+        _ body: @escaping @Sendable (String) async throws -> Void
+    ) async throws {
+        try await withTemporarySocketPath { path in
+            try await withTimeout {
+                let daemon = try await FakeDaemon.listen(at: path)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await daemon.serve(script: script) }
+                    try await body(path)
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+}
+
 struct FakeDaemonError: Error, CustomStringConvertible {
     let description: String
 }

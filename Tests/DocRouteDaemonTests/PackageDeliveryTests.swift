@@ -23,6 +23,18 @@ import Glibc
         try scratch.folder("inbox/\(name)/Empty")
     }
 
+    /// Runs `body` on a scratch tree holding the handler's container and `Report.rtfd` in its
+    /// inbox (``makePackage(_:_:)``), with the inbox open; both go afterwards.
+    func withPackageInInbox(_ body: (TemporaryFolder, FileDescriptor) throws -> Void) throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        try scratch.folder("containers/com.example.editor")
+        try makePackage(scratch)
+        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
+        defer { inbox.closeIgnoringErrors() }
+        try body(scratch, inbox)
+    }
+
     func request(_ scratch: TemporaryFolder, _ inbox: FileDescriptor, _ name: String = "Report.rtfd") -> DeliveryBatch.PackageRequest {
         DeliveryBatch.PackageRequest(
             sourceFolder: DirectoryHandle(borrowing: inbox), sourceName: Array(name.utf8), sourcePath: scratch.path("inbox/\(name)").string,
@@ -40,109 +52,93 @@ import Glibc
     }
 
     @Test func aPackageIsDeliveredWholeThenUnderTheNextName() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        try scratch.folder("containers/com.example.editor")
-        try makePackage(scratch)
-        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
-        defer { inbox.closeIgnoringErrors() }
-        let ledger = try Fixtures.ledger(scratch)
-        let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
+        try withPackageInInbox { scratch, inbox in
+            let ledger = try Fixtures.ledger(scratch)
+            let batch = DeliveryBatch(ledger: ledger, logger: Fixtures.logger)
 
-        let first = batch.deliverPackage(request(scratch, inbox))
-        let record = try #require(first.record, "\(String(describing: first.error))")
-        #expect(record.finalPath == scratch.path("\(Self.sandbox)/Report.rtfd").string)
-        #expect(record.size == Int64(Self.files.values.map(\.count).reduce(0, +)))
-        #expect(record.annotation?.contains("\"originalFilename\":\"Report.rtfd\"") == true)
-        #expect(deliveredWhole(scratch, "Report.rtfd"))
-        #expect(scratch.list("inbox") == [], "the source tree is removed")
+            let first = batch.deliverPackage(request(scratch, inbox))
+            let record = try #require(first.record, "\(String(describing: first.error))")
+            #expect(record.finalPath == scratch.path("\(Self.sandbox)/Report.rtfd").string)
+            #expect(record.size == Int64(Self.files.values.map(\.count).reduce(0, +)))
+            #expect(record.annotation?.contains("\"originalFilename\":\"Report.rtfd\"") == true)
+            #expect(deliveredWhole(scratch, "Report.rtfd"))
+            #expect(scratch.list("inbox") == [], "the source tree is removed")
 
-        try makePackage(scratch)
-        let second = batch.deliverPackage(request(scratch, inbox))
-        #expect(second.record?.finalPath == scratch.path("\(Self.sandbox)/Report-1.rtfd").string)
-        #expect(deliveredWhole(scratch, "Report-1.rtfd"))
-        #expect(scratch.list(Self.sandbox) == ["Report-1.rtfd", "Report.rtfd"])
-        #expect(record.sha256 == second.record?.sha256, "the same tree gives the same digest")
+            try makePackage(scratch)
+            let second = batch.deliverPackage(request(scratch, inbox))
+            #expect(second.record?.finalPath == scratch.path("\(Self.sandbox)/Report-1.rtfd").string)
+            #expect(deliveredWhole(scratch, "Report-1.rtfd"))
+            #expect(scratch.list(Self.sandbox) == ["Report-1.rtfd", "Report.rtfd"])
+            #expect(record.sha256 == second.record?.sha256, "the same tree gives the same digest")
+        }
     }
 
     @Test(arguments: [DeliveryBatch.PackageStep.copy, .stage, .place, .commit])
     func aCrashAtAnyStepDeliversThePackageExactlyOnce(step: DeliveryBatch.PackageStep) throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        try scratch.folder("containers/com.example.editor")
-        try makePackage(scratch)
-        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
-        defer { inbox.closeIgnoringErrors() }
-        let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
-        _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: step)
+        try withPackageInInbox { scratch, inbox in
+            let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: step)
 
-        // The next start.
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
-        let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
-        #expect(report.committed.count == (step == .place ? 1 : 0))
-        #expect(report.sourcesRemoved == (step >= .place ? 1 : 0))
-        #expect(scratch.list(Self.sandbox).filter { $0.hasPrefix(".") } == [], "no temporary folder left")
-        if step >= .place {
+            // The next start.
+            let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
+            #expect(report.committed.count == (step == .place ? 1 : 0))
+            #expect(report.sourcesRemoved == (step >= .place ? 1 : 0))
+            #expect(scratch.list(Self.sandbox).filter { $0.hasPrefix(".") } == [], "no temporary folder left")
+            if step >= .place {
+                #expect(scratch.list("inbox") == [])
+            } else {
+                #expect(scratch.list("inbox") == ["Report.rtfd"])
+                #expect(scratch.list(Self.sandbox) == [])
+                #expect(batch.deliverPackage(request(scratch, inbox)).record != nil)
+            }
+            #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
+            #expect(deliveredWhole(scratch, "Report.rtfd"))
             #expect(scratch.list("inbox") == [])
-        } else {
-            #expect(scratch.list("inbox") == ["Report.rtfd"])
-            #expect(scratch.list(Self.sandbox) == [])
-            #expect(batch.deliverPackage(request(scratch, inbox)).record != nil)
         }
-        #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
-        #expect(deliveredWhole(scratch, "Report.rtfd"))
-        #expect(scratch.list("inbox") == [])
     }
 
     /// A crash left a package placed but not committed, and its handler added a huge sparse file
     /// to it: the next start finds it is not the tree staged without reading that file (it would
     /// read 64 GiB of holes, 16 TiB under `make chaos`, before the daemon could start).
     @Test func aPlacedPackageGivenAHugeSparseFileIsSettledWithoutReadingIt() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        try scratch.folder("containers/com.example.editor")
-        try makePackage(scratch)
-        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
-        defer { inbox.closeIgnoringErrors() }
-        let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
-        _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: .place)
-        let gibibytes = Int64(ProcessInfo.processInfo.environment["DOCROUTE_CHAOS_SPARSE_GIB"] ?? "") ?? 64
-        let huge = open(scratch.path("\(Self.sandbox)/Report.rtfd/huge.bin").string, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        #expect(huge >= 0)
-        #expect(pwrite(huge, "added\n", 6, 0) == 6)
-        #expect(ftruncate(huge, off_t(gibibytes << 30) - (gibibytes >= 16384 ? 1 << 20 : 0)) == 0)
-        close(huge)
+        try withPackageInInbox { scratch, inbox in
+            let crashed = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            _ = crashed.deliverPackage(request(scratch, inbox), stoppingAfter: .place)
+            let gibibytes = Int64(ProcessInfo.processInfo.environment["DOCROUTE_CHAOS_SPARSE_GIB"] ?? "") ?? 64
+            let huge = open(scratch.path("\(Self.sandbox)/Report.rtfd/huge.bin").string, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            #expect(huge >= 0)
+            #expect(pwrite(huge, "added\n", 6, 0) == 6)
+            #expect(ftruncate(huge, off_t(gibibytes << 30) - (gibibytes >= 16384 ? 1 << 20 : 0)) == 0)
+            close(huge)
 
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
-        let started = ContinuousClock.now
-        let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(10), "recovery took \(elapsed)")
-        #expect(report.committed.isEmpty && report.discarded.count == 1, "not the tree staged: \(report)")
-        #expect(scratch.list("inbox") == ["Report.rtfd"], "its source stays, to be delivered again")
+            let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            let started = ContinuousClock.now
+            let report = try batch.recover(containerRoots: [scratch.path("containers/com.example.editor")])
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed < .seconds(10), "recovery took \(elapsed)")
+            #expect(report.committed.isEmpty && report.discarded.count == 1, "not the tree staged: \(report)")
+            #expect(scratch.list("inbox") == ["Report.rtfd"], "its source stays, to be delivered again")
+        }
     }
 
     @Test func aCommittedPackageLeftInItsInboxIsRemovedNotDeliveredTwice() throws {
-        let scratch = try TemporaryFolder()
-        defer { scratch.remove() }
-        try scratch.folder("containers/com.example.editor")
-        try makePackage(scratch)
-        let inbox = try FileDescriptor.openDirectory(atPath: scratch.path("inbox"))
-        defer { inbox.closeIgnoringErrors() }
-        let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
-        let first = batch.deliverPackage(request(scratch, inbox), stoppingAfter: .commit)
-        #expect(first.record != nil)
-        // Half removed, as a crash during the bottom-up removal leaves it.
-        try FileManager.default.removeItem(atPath: scratch.path("inbox/Report.rtfd/Pictures").string)
+        try withPackageInInbox { scratch, inbox in
+            let batch = DeliveryBatch(ledger: try Fixtures.ledger(scratch), logger: Fixtures.logger)
+            let first = batch.deliverPackage(request(scratch, inbox), stoppingAfter: .commit)
+            #expect(first.record != nil)
+            // Half removed, as a crash during the bottom-up removal leaves it.
+            try FileManager.default.removeItem(atPath: scratch.path("inbox/Report.rtfd/Pictures").string)
 
-        let again = batch.deliverPackage(request(scratch, inbox))
-        guard case .alreadyDelivered(let earlier) = again else {
-            Issue.record("expected alreadyDelivered, got \(again)")
-            return
+            let again = batch.deliverPackage(request(scratch, inbox))
+            guard case .alreadyDelivered(let earlier) = again else {
+                Issue.record("expected alreadyDelivered, got \(again)")
+                return
+            }
+            #expect(earlier.deliveryID == first.record?.deliveryID)
+            #expect(scratch.list("inbox") == [])
+            #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
         }
-        #expect(earlier.deliveryID == first.record?.deliveryID)
-        #expect(scratch.list("inbox") == [])
-        #expect(scratch.list(Self.sandbox) == ["Report.rtfd"])
     }
 
     @Test func linksAndFIFOsInsideAPackageAreSkippedNeverFollowed() throws {

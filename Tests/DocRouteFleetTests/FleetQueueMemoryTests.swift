@@ -49,27 +49,7 @@ import Testing
 
     /// Runs ``fleetMemoryProbe()`` alone in a child; its `key=value` report.
     static func runProbe(environment extra: [String: String], log: String) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "fleetMemoryProbe"]
-        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0, let text = try? String(contentsOfFile: extra[reportVariable]!, encoding: .utf8) else {
-            throw TestSupportError("the probe failed (status \(process.terminationStatus)):\n\(logText.suffix(4000))")
-        }
-        var report: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            report[String(line[..<equals])] = String(line[line.index(after: equals)...])
-        }
-        return report
+        try MemoryProbe.run("fleetMemoryProbe", environment: extra, reportPath: extra[Self.reportVariable]!, log: log)
     }
 
     /// Whether this process is the child ``runProbe(environment:log:)`` started.
@@ -93,7 +73,7 @@ import Testing
                                            options: [.create, .exclusiveCreate], permissions: [.ownerReadWrite])
         defer { try? copy.close() }
         var lines: [String] = []
-        let startKiB = Self.status("VmHWM")
+        let startKiB = MemoryProbe.status("VmHWM")
         do {
             try await queue.enqueue([FleetDocument(
                 deliveryID: UUID(), sourceIdentity: "probe 1:1 \(Self.size) 0 /inbox/big.bin", fileName: "big.bin",
@@ -105,17 +85,8 @@ import Testing
         } catch {
             lines.append("problem=\(error)")
         }
-        lines += ["startKiB=\(startKiB)", "peakKiB=\(Self.status("VmHWM"))"]
+        lines += ["startKiB=\(startKiB)", "peakKiB=\(MemoryProbe.status("VmHWM"))"]
         await queue.close()
         try (lines.joined(separator: "\n") + "\n").write(toFile: reportPath, atomically: false, encoding: .utf8)
-    }
-
-    /// A `kB` field of /proc/self/status, in KiB; -1 when missing.
-    static func status(_ field: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
-        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? -1
-        }
-        return -1
     }
 }

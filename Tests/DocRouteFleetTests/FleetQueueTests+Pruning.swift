@@ -37,6 +37,20 @@ extension FleetQueueTests {
             """)
     }
 
+    /// A document `name` of `bytes` enqueued by host `alpha` (`retain_days = retainDays`), then
+    /// claimed and acknowledged there: its delivery, its claim, and alpha's queue.
+    func acknowledgedDocument(_ fleet: FleetQueueTests.Fleet, _ name: String, _ bytes: [UInt8], retainDays: Int) async throws
+        -> (delivery: UUID, claim: FleetClaim?, queue: FleetQueue) {
+        let source = try fleet.source(name, bytes)
+        defer { try? source.close() }
+        let alpha = try retainingQueue(fleet, host: "alpha", retainDays: retainDays)
+        let document = FleetQueueTests.document(name, source, size: bytes.count)
+        try await alpha.enqueue([document])
+        let claims = try await alpha.claim(handler: Self.handler, limit: 1)
+        _ = try await alpha.acknowledge([document.deliveryID], handled: true)
+        return (document.deliveryID, claims.first, alpha)
+    }
+
     func rows(_ fleet: FleetQueueTests.Fleet, _ table: String, of delivery: UUID) async throws -> String {
         try await fleet.sql("SELECT count(*) FROM \(table) WHERE document_id = (SELECT document_id FROM deliveries WHERE id = '\(delivery)')")
     }
@@ -78,29 +92,23 @@ extension FleetQueueTests {
     @Test func withRetainDaysBytesStayUntilOlderThenGoAndTheHistoryAfter() async throws {
         try await withFleet { fleet in
             let bytes = FleetQueueTests.bytes(FleetQueue.chunkSize + 500, seed: 3)
-            let source = try fleet.source("kept.pdf", bytes)
-            defer { try? source.close() }
-            let alpha = try retainingQueue(fleet, host: "alpha", retainDays: 3)
-            let kept = FleetQueueTests.document("kept.pdf", source, size: bytes.count)
-            try await alpha.enqueue([kept])
-            let claims = try await alpha.claim(handler: Self.handler, limit: 1)
-            _ = try await alpha.acknowledge([kept.deliveryID], handled: true)
-            #expect(try await rows(fleet, "document_chunks", of: kept.deliveryID) == "2", "kept for retain_days after the acknowledgement")
-            let claim = try #require(claims.first)
+            let (kept, acknowledged, alpha) = try await acknowledgedDocument(fleet, "kept.pdf", bytes, retainDays: 3)
+            #expect(try await rows(fleet, "document_chunks", of: kept) == "2", "kept for retain_days after the acknowledgement")
+            let claim = try #require(acknowledged)
             #expect(try await fleet.copy(claim, from: alpha) == bytes, "still whole")
 
-            try await age(fleet, delivery: kept.deliveryID, days: 2)
+            try await age(fleet, delivery: kept, days: 2)
             #expect(try await prune(fleet, retainDays: 3) == FleetPruning.Report(), "2 days is within retain_days 3")
-            #expect(try await rows(fleet, "document_chunks", of: kept.deliveryID) == "2")
+            #expect(try await rows(fleet, "document_chunks", of: kept) == "2")
 
-            try await age(fleet, delivery: kept.deliveryID, days: 4)
+            try await age(fleet, delivery: kept, days: 4)
             #expect(try await prune(fleet, retainDays: 3) == FleetPruning.Report(documentsFreed: 1, bytesFreed: Int64(bytes.count)))
-            #expect(try await rows(fleet, "document_chunks", of: kept.deliveryID) == "0")
-            #expect(try await fleet.sql("SELECT state FROM deliveries WHERE id = '\(kept.deliveryID)'") == "acknowledged",
+            #expect(try await rows(fleet, "document_chunks", of: kept) == "0")
+            #expect(try await fleet.sql("SELECT state FROM deliveries WHERE id = '\(kept)'") == "acknowledged",
                     "its history stays for the history's days")
-            #expect(try await rows(fleet, "history_events", of: kept.deliveryID) == "3")
+            #expect(try await rows(fleet, "history_events", of: kept) == "3")
 
-            try await age(fleet, delivery: kept.deliveryID, days: 31)
+            try await age(fleet, delivery: kept, days: 31)
             #expect(try await prune(fleet, retainDays: 3) == FleetPruning.Report(documentsForgotten: 1, eventsForgotten: 3))
             #expect(try await fleet.sql("SELECT count(*) FROM documents") == "0")
         }
@@ -108,17 +116,11 @@ extension FleetQueueTests {
 
     @Test func retainDaysLongerThanTheHistoryKeepsTheRowsAsLongAsTheBytes() async throws {
         try await withFleet { fleet in
-            let source = try fleet.source("long.pdf", FleetQueueTests.bytes(100, seed: 4))
-            defer { try? source.close() }
-            let alpha = try retainingQueue(fleet, host: "alpha", retainDays: 60)
-            let long = FleetQueueTests.document("long.pdf", source, size: 100)
-            try await alpha.enqueue([long])
-            _ = try await alpha.claim(handler: Self.handler, limit: 1)
-            _ = try await alpha.acknowledge([long.deliveryID], handled: true)
-            try await age(fleet, delivery: long.deliveryID, days: 40)
+            let long = try await acknowledgedDocument(fleet, "long.pdf", FleetQueueTests.bytes(100, seed: 4), retainDays: 60).delivery
+            try await age(fleet, delivery: long, days: 40)
             #expect(try await prune(fleet, retainDays: 60, historyDays: 30) == FleetPruning.Report())
-            #expect(try await rows(fleet, "document_chunks", of: long.deliveryID) == "1")
-            try await age(fleet, delivery: long.deliveryID, days: 61)
+            #expect(try await rows(fleet, "document_chunks", of: long) == "1")
+            try await age(fleet, delivery: long, days: 61)
             #expect(try await prune(fleet, retainDays: 60, historyDays: 30)
                 == FleetPruning.Report(documentsFreed: 1, bytesFreed: 100, documentsForgotten: 1, eventsForgotten: 3))
         }
@@ -126,14 +128,8 @@ extension FleetQueueTests {
 
     @Test func oneHostPrunesAtATime() async throws {
         try await withFleet { fleet in
-            let source = try fleet.source("old.pdf", FleetQueueTests.bytes(10, seed: 5))
-            defer { try? source.close() }
-            let alpha = try retainingQueue(fleet, host: "alpha", retainDays: 0)
-            let old = FleetQueueTests.document("old.pdf", source, size: 10)
-            try await alpha.enqueue([old])
-            _ = try await alpha.claim(handler: Self.handler, limit: 1)
-            _ = try await alpha.acknowledge([old.deliveryID], handled: true)
-            try await age(fleet, delivery: old.deliveryID, days: 31)
+            let old = try await acknowledgedDocument(fleet, "old.pdf", FleetQueueTests.bytes(10, seed: 5), retainDays: 0).delivery
+            try await age(fleet, delivery: old, days: 31)
             try await fleet.database(host: "beta").withConnection(logger: Self.logger) { holder in
                 // Another host's run holds the lock: this one leaves it to that host.
                 try await holder.query("BEGIN", logger: Self.logger)

@@ -323,13 +323,13 @@ import Glibc
             #expect(again.map(\.deliveryID) == [document.deliveryID])
             #expect(again.first?.attempts == 2)
             #expect(try await fleet.copy(#require(again.first), from: beta) == Array("leased bytes".utf8))
-            #expect(try await alpha.renewLeases() == 0, "alpha holds nothing any more")
+            #expect(try await alpha.renewLeases(of: [document.deliveryID]) == 0, "alpha holds nothing any more")
 
             // Renewed after it ran out (and before anyone took it), the lease holds again.
             try await fleet.sql("UPDATE deliveries SET lease_until = now() - interval '1 minute'")
             let gamma = try fleet.queue(host: "gamma", leaseSeconds: 30)
             let renewing = try fleet.queue(host: "beta", leaseSeconds: 30)
-            #expect(try await renewing.renewLeases() == 1)
+            #expect(try await renewing.renewLeases(of: [document.deliveryID]) == 1)
             #expect(try await gamma.claim(handler: Self.handler, limit: 5) == [])
             #expect(try await fleet.sql("SELECT claimed_by || ' ' || attempts || ' ' || (lease_until > now() + interval '20 seconds') FROM deliveries") == "beta 2 true")
         }

@@ -63,27 +63,7 @@ import Testing
 
     /// Runs ``mailMemoryProbe()`` alone in a child; its `key=value` report.
     func runProbe(environment extra: [String: String], log: String) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "mailMemoryProbe"]
-        process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0, let text = try? String(contentsOfFile: extra[Self.reportVariable]!, encoding: .utf8) else {
-            throw TestSupportError("the probe failed (status \(process.terminationStatus)):\n\(logText.suffix(4000))")
-        }
-        var report: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            report[String(line[..<equals])] = String(line[line.index(after: equals)...])
-        }
-        return report
+        try MemoryProbe.run("mailMemoryProbe", environment: extra, reportPath: extra[Self.reportVariable]!, log: log)
     }
 
     /// Whether this process is the child ``runProbe(environment:log:)`` started.
@@ -100,14 +80,14 @@ import Testing
         let messagePath = try #require(environment[Self.messageVariable])
         let scratchPath = try #require(environment[Self.scratchVariable])
         let reportPath = try #require(environment[Self.reportVariable])
-        let startKiB = Self.status("VmHWM")
+        let startKiB = MemoryProbe.status("VmHWM")
         let scratch = try FileDescriptor.openDirectory(atPath: FilePath(scratchPath))
         let message = try FileDescriptor.open(FilePath(messagePath), .readOnly)
         let started = ContinuousClock.now
         let extractor = MaildirAttachmentExtractor(scratch: scratch, scratchPath: scratchPath, logger: Logger(label: "probe"))
         let extraction = try extractor.extract(message: message, messagePath: messagePath)
         let elapsed = ContinuousClock.now - started
-        let peakKiB = Self.status("VmHWM")
+        let peakKiB = MemoryProbe.status("VmHWM")
         let big = extraction.attachments.first { $0.fileName == "big.bin" }
         let lines = [
             "startKiB=\(startKiB)",
@@ -120,14 +100,5 @@ import Testing
             "bigSize=\(big?.size ?? -1)",
         ]
         try (lines.joined(separator: "\n") + "\n").write(toFile: reportPath, atomically: false, encoding: .utf8)
-    }
-
-    /// A `kB` field of /proc/self/status, in KiB; -1 when missing.
-    static func status(_ field: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
-        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? -1
-        }
-        return -1
     }
 }

@@ -49,6 +49,28 @@ public struct DeliveryHistory: Sendable {
             self.observedSHA256 = observedSHA256
             self.host = host
         }
+
+        /// The announcement a handler's `launch` or `openURL` message makes, with what the file it
+        /// names holds now (read at once: the promise is that the file is complete before any
+        /// message names it); nil for any other message, and for a plain launch (no delivery).
+        public init?(message: [String: Any], host: String = "") {
+            guard let type = message["type"] as? String, type == "launch" || type == "openURL",
+                  let deliveryID = message["deliveryID"] as? String else { return nil }
+            let url: String?
+            let annotation: [String: Any]?
+            if type == "launch" {
+                let options = message["launchOptions"] as? [String: Any]
+                url = options?["UIApplicationLaunchOptionsURLKey"] as? String
+                annotation = options?["UIApplicationLaunchOptionsAnnotationKey"] as? [String: Any]
+            } else {
+                url = message["url"] as? String
+                annotation = message["annotation"] as? [String: Any]
+            }
+            let path = url.flatMap { URL(string: $0)?.path } ?? ""
+            self.init(type: type, deliveryID: deliveryID, path: path,
+                      originalFilename: annotation?["originalFilename"] as? String ?? "",
+                      observedSHA256: path.isEmpty ? nil : DeliveryHistory.sha256(ofFileAt: path), host: host)
+        }
     }
 
     public private(set) var drops: [Drop] = []

@@ -118,6 +118,29 @@ public final class LineClient: @unchecked Sendable {
         return messages
     }
 
+    /// Connects to `path` again and again until `stopping()` holds: each connection is given to
+    /// `serve`, then closed; a connection refused (the daemon gone, or not back yet) is tried
+    /// again 50 ms later. For a handler that stays subscribed through restarts of the daemon.
+    public static func reconnecting(to path: String, timeout: TimeInterval, until stopping: () -> Bool, _ serve: (LineClient) -> Void) {
+        while !stopping() {
+            guard let client = try? LineClient(path: path, timeout: timeout) else {
+                usleep(50_000)
+                continue
+            }
+            serve(client)
+            client.close()
+            usleep(20_000)
+        }
+    }
+
+    /// Whether the other end closed the connection (or it failed), told without reading: after a
+    /// read gave up, this tells a timeout from a daemon gone away.
+    public var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     public func close() {
         Glibc.close(fd)
     }

@@ -42,19 +42,6 @@ import Glibc
         (status["handlers"] as? [[String: Any]] ?? []).first { $0["bundleIdentifier"] as? String == bundle }
     }
 
-    func check(_ harness: DaemonHarness) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-        process.arguments = ["--check", "--config", harness.configPath]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
-    }
-
     // A copy of a live handler's manifest is refused; the live handler keeps its pending
     // documents and keeps receiving new ones, across a restart too; docroutectl and --check say
     // which file is refused and why.
@@ -89,7 +76,7 @@ import Glibc
         #expect(listing.output.contains("  warning CFBundleIdentifier: \(copy) declares '\(Self.pdfviewer)' too and is refused; this file, loaded before, keeps serving"),
                 "\(listing.output)")
 
-        let checked = try check(harness)
+        let checked = try harness.check()
         #expect(checked.status == 0, "the live handler keeps delivery going: \(checked.output)")
         #expect(checked.output.split(separator: "\n").contains { $0.hasPrefix("warning") && $0.contains(copy) && $0.contains("this file is refused") },
                 "\(checked.output)")
@@ -133,7 +120,7 @@ import Glibc
         #expect(listing.status == 1)
         #expect(listing.output.contains("FAILED  \(file): DocRouteUser: '\(user)' is not a user on this host"), "\(listing.output)")
         #expect(listing.output.contains("useradd --system \(user)"), "it says what to do: \(listing.output)")
-        let checked = try check(harness)
+        let checked = try harness.check()
         #expect(checked.status == 1)
         #expect(checked.output.split(separator: "\n").contains { $0.hasPrefix("FAILED") && $0.contains(file) && $0.contains(user) }, "\(checked.output)")
     }
@@ -190,7 +177,7 @@ import Glibc
         let text = try CtlProcess.run(["handlers", "--config", harness.configPath])
         #expect(text.output.contains("  warning CFBundleDocumentType: 'CFBundleDocumentType' is not a key docroute reads; did you mean 'CFBundleDocumentTypes'?"),
                 "\(text.output)")
-        let checked = try check(harness)
+        let checked = try harness.check()
         #expect(checked.status == 0, "\(checked.output)")
         #expect(checked.output.split(separator: "\n").contains { $0.hasPrefix("warning") && $0.contains("\(file): CFBundleDocumentType: ") && $0.contains("did you mean") },
                 "\(checked.output)")

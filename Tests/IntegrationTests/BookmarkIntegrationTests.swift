@@ -10,15 +10,7 @@ import Glibc
 @Suite struct BookmarkIntegrationTests {
     /// Bookmark data naming `container` and `path`, with the identities `stat` shows.
     static func crafted(container: String, path: String, digest: String = "") throws -> String {
-        var folder = stat()
-        var file = stat()
-        #expect(lstat(container, &folder) == 0)
-        #expect(lstat((container.hasSuffix("/") ? container : container + "/") + path, &file) == 0)
-        let json = """
-            {"container":"\(container)","containerDevice":\(UInt64(folder.st_dev)),"containerInode":\(UInt64(folder.st_ino)),\
-            "device":\(UInt64(file.st_dev)),"digest":"\(digest)","inode":\(UInt64(file.st_ino)),"modified":0,"path":"\(path)","size":\(Int64(file.st_size))}
-            """
-        return (Data(Array("DRBM".utf8) + [1]) + Data(json.utf8)).base64EncodedString()
+        try CraftedBookmark.data(container: container, path: path, digest: digest, version: 1).base64EncodedString()
     }
 
     @Test func aBookmarkNamingTheRootFolderDoesNotResolveASystemFile() throws {

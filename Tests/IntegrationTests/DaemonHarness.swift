@@ -262,6 +262,11 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     func waitUntil(timeout: TimeInterval = 15, _ condition: () -> Bool) -> Bool {
+        Self.waitUntil(timeout: timeout, condition)
+    }
+
+    /// Polls `condition` every 10 ms until it holds; false after `timeout` seconds.
+    static func waitUntil(timeout: TimeInterval = 15, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition() { return true }

@@ -246,20 +246,7 @@ enum URLFlood {
                 if "message" in message and len(messages) < 5: messages.append(message["message"])
             print(json.dumps({"replies": replies, "messages": messages}))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PeerFlood.python)
-        process.arguments = ["-c", script, socket, "\(count)", "\(urlBytes)", "\(uid)"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        let lastLine = text.split(separator: "\n").last.map(String.init) ?? ""
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] else {
-            throw HarnessError("the URL flood did not report (exit \(process.terminationStatus)):\n\(text.suffix(2000))")
-        }
+        let (object, text) = try PythonScript(script, [socket, "\(count)", "\(urlBytes)", "\(uid)"]).finish("the URL flood")
         return Result(replies: object["replies"] as? [String: Int] ?? [:], messages: object["messages"] as? [String] ?? [], output: String(text.suffix(2000)))
     }
 }

@@ -9,14 +9,8 @@ import Glibc
 /// delivered on the host where its handler is subscribed, acknowledged there and in the database,
 /// and its source leaves the inbox it was dropped in.
 @Suite(.serialized) struct FleetDeliveryIntegrationTests {
-    static let password = "fleet-pass-7Qx"
+    static let password = FleetHarness.password
     static let molecules = "com.sunsetlakesoftware.molecules"
-
-    /// A host of the fleet: a harness whose docroute.toml has `[fleet]` with `host_name`.
-    func host(_ name: String, server: PostgresServer, leaseSeconds: Int, launchCommands: Bool = false) throws -> DaemonHarness {
-        try .fleetHost(name, database: server.url(user: "docroute", database: "fleet"), password: Self.password, leaseSeconds: leaseSeconds,
-                       launchCommands: launchCommands)
-    }
 
     /// A molecule file of its own for each `index`: the same type, different bytes.
     static func document(_ index: Int) -> [UInt8] {
@@ -33,34 +27,15 @@ import Glibc
         Dictionary(uniqueKeysWithValues: files(in: folder).map { ($0, DeliveryHistory.sha256(ofFileAt: folder + "/" + $0) ?? "unreadable") })
     }
 
-    /// Waits until every host named is registered (its schema migrated).
-    func waitForHosts(_ names: [String], server: PostgresServer, harness: DaemonHarness) -> Bool {
-        let expected = names.sorted().joined(separator: ",")
-        return harness.waitUntil(timeout: 45) {
-            (try? server.psql("SELECT string_agg(name, ',' ORDER BY name) FROM hosts", database: "fleet")) == expected
-        }
-    }
-
     @Test func aFileDroppedOnOneHostIsDeliveredWhereItsHandlerIsSubscribed() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 6)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server, leaseSeconds: 6)
-        defer { delivering.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try delivering.start()
-        defer { delivering.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))\n\(delivering.daemonLog.suffix(2000))")
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 6)
+        let (intake, delivering) = (hosts[0], hosts[1])
 
         // The handler is subscribed on host B only.
-        let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
-        handler.start()
-        // Stopping twice is harmless: this one is for a test that ends early.
-        defer { _ = handler.stop() }
-        #expect(intake.waitUntil(timeout: 15) { handler.subscriptionCount > 0 }, "the handler did not subscribe on host B")
+        let handler = fleet.subscribedHandler(on: delivering)
 
         for index in 0..<20 {
             let name = "molecule-\(index).pdb"
@@ -94,21 +69,11 @@ import Glibc
     }
 
     @Test func deliveriesHeldByAHostThatDiesGoToAnotherAfterTheLease() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 3)
-        defer { intake.remove() }
-        let dying = try host("host-b", server: server, leaseSeconds: 3)
-        defer { dying.remove() }
-        let taking = try host("host-c", server: server, leaseSeconds: 3)
-        defer { taking.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try dying.start()
-        try taking.start()
-        defer { taking.stop() }
-        #expect(waitForHosts(["host-a", "host-b", "host-c"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b", "host-c"], leaseSeconds: 3)
+        let (intake, dying, taking) = (hosts[0], hosts[1], hosts[2])
 
         // On host B a handler that takes its documents and never acknowledges them.
         let silent = try LineClient(path: dying.socket, timeout: 5)
@@ -128,11 +93,10 @@ import Glibc
         var told: [DeliveryHistory.Announcement] = []
         silent.setTimeout(2)
         while told.count < 3, let message = silent.readMessage() {
-            guard message["type"] as? String == "openURL", let id = message["deliveryID"] as? String,
-                  let url = (message["url"] as? String).flatMap(URL.init(string:)) else { continue }
-            let name = (message["annotation"] as? [String: Any])?["originalFilename"] as? String ?? ""
-            told.append(.init(type: "openURL", deliveryID: id, path: url.path, originalFilename: name,
-                              observedSHA256: DeliveryHistory.sha256(ofFileAt: url.path), host: "host-b"))
+            guard message["type"] as? String == "openURL", let announcement = DeliveryHistory.Announcement(message: message, host: "host-b") else {
+                continue
+            }
+            told.append(announcement)
         }
         #expect(told.count == 3, "host B's handler was told of \(told.count) documents")
         let sandboxB = Self.digests(in: dying.sandbox(Self.molecules))
@@ -174,15 +138,14 @@ import Glibc
     }
 
     @Test func aSourceLeftInItsInboxAfterItsCommitIsRemovedNotCommittedAgain() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 6)
-        defer { intake.remove() }
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
         // Every rename fails: the sources committed to the fleet cannot be taken out of the inbox,
         // as if the daemon had died between the commit and the removal.
         try intake.start(environment: ["DOCROUTE_FAULT": "rename:1+:EIO"])
-        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        #expect(fleet.waitForHosts(["host-a"]))
         let dropped = try intake.drop("kept.pdb", Self.document(1))
         let committed = intake.waitUntil(timeout: 30) {
             (try? server.psql("SELECT count(*) FROM documents WHERE name = 'kept.pdb'", database: "fleet")) == "1"
@@ -196,7 +159,6 @@ import Glibc
 
         // Started again without the fault, the daemon finds the source committed and removes it.
         try intake.start()
-        defer { intake.stop() }
         #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
         // Logged once the batch's outcome is known, while the removal may have run ahead of it.
         #expect(intake.waitUntil(timeout: 10) { intake.daemonLog.contains("source delivered before a crash removed now") },
@@ -207,19 +169,12 @@ import Glibc
     }
 
     @Test func aHandlerThatLeavesAHostGivesWhatItHeldBackAtOnce() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
         // A lease far longer than the test waits: only a release lets host C have them.
-        let intake = try host("host-a", server: server, leaseSeconds: 600)
-        defer { intake.remove() }
-        let leaving = try host("host-b", server: server, leaseSeconds: 600)
-        defer { leaving.remove() }
-        let taking = try host("host-c", server: server, leaseSeconds: 600)
-        defer { taking.remove() }
-        for harness in [intake, leaving, taking] { try harness.start() }
-        defer { for harness in [intake, leaving, taking] { harness.stop() } }
-        #expect(waitForHosts(["host-a", "host-b", "host-c"], server: server, harness: intake))
+        let hosts = try fleet.startedHosts(["host-a", "host-b", "host-c"], leaseSeconds: 600)
+        let (intake, leaving, taking) = (hosts[0], hosts[1], hosts[2])
 
         let silent = try LineClient(path: leaving.socket, timeout: 5)
         try silent.send(["type": "subscribe", "id": "silent", "bundleIdentifier": Self.molecules])
@@ -250,25 +205,14 @@ import Glibc
     }
 
     @Test func aHandlerSubscribedOnTwoHostsGetsEachDocumentOnce() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let first = try host("host-a", server: server, leaseSeconds: 30)
-        defer { first.remove() }
-        let second = try host("host-b", server: server, leaseSeconds: 30)
-        defer { second.remove() }
-        try first.start()
-        defer { first.stop() }
-        try second.start()
-        defer { second.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: first))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 30)
+        let (first, second) = (hosts[0], hosts[1])
         // Two competing instances of one handler, one on each host; files dropped on both.
-        let onFirst = HistoryHandler(socket: first.socket, bundleIdentifier: Self.molecules)
-        let onSecond = HistoryHandler(socket: second.socket, bundleIdentifier: Self.molecules)
-        onFirst.start()
-        onSecond.start()
-        defer { _ = onFirst.stop(); _ = onSecond.stop() }
-        #expect(first.waitUntil(timeout: 15) { onFirst.subscriptionCount > 0 && onSecond.subscriptionCount > 0 })
+        let onFirst = fleet.subscribedHandler(on: first)
+        let onSecond = fleet.subscribedHandler(on: second)
         var documents: [String: [UInt8]] = [:]
         for index in 0..<24 {
             let name = "shared-\(index).pdb"
@@ -305,18 +249,11 @@ import Glibc
     }
 
     @Test func moreSmallDocumentsThanOneClaimRoundHoldsInMemoryAreAllDelivered() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server, leaseSeconds: 30)
-        defer { delivering.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try delivering.start()
-        defer { delivering.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 30)
+        let (intake, delivering) = (hosts[0], hosts[1])
         // 40 documents of about 900 KiB (each under a chunk, so each goes to a memory file), 35 MiB
         // in all, committed while the handler is subscribed nowhere: its first claim rounds find
         // them all owed, more than the window's room would take within a round's 16 MiB.
@@ -366,13 +303,10 @@ import Glibc
     }
 
     @Test func sourcesACrashLeftHalfRemovedInTheInboxAreSettledByWhatTheFleetCommitted() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        try intake.start()
-        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let intake = try fleet.startedHosts(["host-a"], leaseSeconds: 30)[0]
         // Two documents committed to the fleet (no handler anywhere: they stay owed).
         try intake.drop("committed.pdb", Self.document(1))
         try intake.drop("replaced.pdb", Self.document(2))
@@ -438,18 +372,11 @@ import Glibc
     }
 
     @Test func acknowledgementsMadeWhilePostgreSQLIsAwayAreRecordedWhenItIsBack() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server, leaseSeconds: 30)
-        defer { delivering.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try delivering.start()
-        defer { delivering.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 30)
+        let (intake, delivering) = (hosts[0], hosts[1])
         let client = try LineClient(path: delivering.socket, timeout: 30)
         defer { client.close() }
         try client.send(["type": "subscribe", "id": "later", "bundleIdentifier": Self.molecules])
@@ -476,18 +403,11 @@ import Glibc
     }
 
     @Test func whatAHostClaimedBeforeARestartAndNeverCopiedIsDeliveredAfterItsLease() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 3)
-        defer { intake.remove() }
-        let restarted = try host("host-b", server: server, leaseSeconds: 3)
-        defer { restarted.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try restarted.start()
-        defer { restarted.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 3)
+        let (intake, restarted) = (hosts[0], hosts[1])
         let bytes = Self.document(3)
         try intake.drop("lost-claim.pdb", bytes)
         #expect(intake.waitForInboxDrained(timeout: 30))
@@ -504,14 +424,10 @@ import Glibc
     }
 
     @Test func quarantineAndOpenStayOnTheHostWhereTheyArrive() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        #expect(waitForHosts(["host-a"], server: server, harness: intake))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let intake = try fleet.startedHosts(["host-a"], leaseSeconds: 30)[0]
         // A file no handler claims is quarantined on this host, as without a fleet.
         try intake.drop("mystery.zzq", Array("nothing claims this\n".utf8))
         #expect(intake.waitForInboxDrained(timeout: 30), "\(intake.daemonLog.suffix(3000))")
@@ -528,22 +444,12 @@ import Glibc
     }
 
     @Test func aDocumentOfSeveralChunksArrivesWhole() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server, leaseSeconds: 30)
-        defer { delivering.remove() }
-        try intake.start()
-        defer { intake.stop() }
-        try delivering.start()
-        defer { delivering.stop() }
-        #expect(waitForHosts(["host-a", "host-b"], server: server, harness: intake))
-        let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
-        handler.start()
-        defer { _ = handler.stop() }
-        #expect(intake.waitUntil(timeout: 15) { handler.subscriptionCount > 0 })
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try fleet.startedHosts(["host-a", "host-b"], leaseSeconds: 30)
+        let (intake, delivering) = (hosts[0], hosts[1])
+        let handler = fleet.subscribedHandler(on: delivering)
         // 3.5 MiB: four chunks of the fleet's 1 MiB, the last one short.
         var generator = SplitMix(seed: 77)
         var bytes = Self.document(0)

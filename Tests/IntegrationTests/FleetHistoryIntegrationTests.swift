@@ -7,29 +7,19 @@ import Testing
 /// and acknowledged on B, its source freed on A), each event naming its host when that is not the
 /// host asked; with PostgreSQL stopped, a host answers from its own ledger and says so.
 @Suite(.serialized) struct FleetHistoryIntegrationTests {
-    static let password = "fleet-pass-7Qx"
     static let molecules = "com.sunsetlakesoftware.molecules"
     static let bytes = Array("HEADER    PROTEIN STORY\nATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\nEND\n".utf8)
 
     /// Two hosts on one fresh database, the handler subscribed on B, `story.pdb` dropped on A and
     /// acknowledged on B; `body` gets the hosts, the server and the delivery id.
     func withAcknowledgedDocument(_ body: (DaemonHarness, DaemonHarness, PostgresServer, String) throws -> Void) throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let url = server.url(user: "docroute", database: "fleet")
-        let intake = try DaemonHarness.fleetHost("host-a", database: url, password: Self.password, leaseSeconds: 6)
-        defer { intake.remove() }
-        let delivering = try DaemonHarness.fleetHost("host-b", database: url, password: Self.password, leaseSeconds: 6)
-        defer { delivering.remove() }
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
+        let delivering = try fleet.host("host-b", leaseSeconds: 6)
         try intake.start()
-        defer { intake.stop() }
         try delivering.start()
-        defer { delivering.stop() }
-        let registered = intake.waitUntil(timeout: 45) {
-            (try? server.psql("SELECT string_agg(name, ',' ORDER BY name) FROM hosts", database: "fleet")) == "host-a,host-b"
-        }
-        try #require(registered, "\(intake.daemonLog.suffix(2000))\n\(delivering.daemonLog.suffix(2000))")
+        try #require(fleet.waitForHosts(["host-a", "host-b"]), "\(intake.daemonLog.suffix(2000))\n\(delivering.daemonLog.suffix(2000))")
 
         let handler = HistoryHandler(socket: delivering.socket, bundleIdentifier: Self.molecules)
         handler.start()
@@ -40,7 +30,7 @@ import Testing
         let acknowledged = intake.waitUntil(timeout: 60) { handler.everyDropAcknowledged }
         try #require(acknowledged, "\(handler.snapshot.summary)\nA:\n\(intake.daemonLog.suffix(3000))\nB:\n\(delivering.daemonLog.suffix(3000))")
         let deliveryID = try #require(handler.snapshot.announcements.first?.deliveryID).lowercased()
-        try body(intake, delivering, server, deliveryID)
+        try body(intake, delivering, fleet.server, deliveryID)
     }
 
     static func documents(_ output: String) -> [[String: Any]] {

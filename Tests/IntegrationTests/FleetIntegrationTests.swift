@@ -9,34 +9,19 @@ import Glibc
 /// way the database can be wrong, and a daemon that registers, beats, and waits out a database
 /// that is down.
 @Suite(.serialized) struct FleetIntegrationTests {
-    static let password = "fleet-pass-7Qx"
+    static let password = FleetHarness.password
 
-    /// A server with role `docroute` (password ``password``) owning database `fleet`.
-    func withServer(tls: Bool = false, _ body: (PostgresServer) throws -> Void) throws {
-        let server = try PostgresServer(tls: tls)
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        try body(server)
-    }
-
-    /// A harness whose docroute.toml has `[fleet]` with `database` and the password file holding `password`.
-    func harness(database: String, password: String? = FleetIntegrationTests.password, extra: String = "") throws -> DaemonHarness {
-        try .fleetHost("host-a", database: database, password: password, extra: extra)
+    /// `body` with a fleet (``FleetHarness``), torn down after it.
+    func withFleet(tls: Bool = false, _ body: (FleetHarness) throws -> Void) throws {
+        let fleet = try FleetHarness(tls: tls)
+        defer { fleet.tearDown() }
+        try body(fleet)
     }
 
     /// `docrouted --check`'s output and exit status.
-    func check(_ harness: DaemonHarness, environment: [String: String] = [:]) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-        process.arguments = ["--check", "--config", harness.configPath]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (text, process.terminationStatus)
+    func check(_ harness: DaemonHarness) throws -> (output: String, status: Int32) {
+        let (status, output) = try harness.check()
+        return (output, status)
     }
 
     func fleetLines(_ output: String) -> String {
@@ -44,9 +29,8 @@ import Glibc
     }
 
     @Test func checkSaysAWrongPasswordWithoutPrintingEither() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), password: "wrong-pass-Zz9")
-            defer { harness.remove() }
+        try withFleet { fleet in
+            let harness = try fleet.host("host-a", password: "wrong-pass-Zz9")
             let (output, status) = try check(harness)
             #expect(status == 1, "\(output)")
             #expect(output.contains("authentication-failed"), "\(output)")
@@ -56,9 +40,8 @@ import Glibc
     }
 
     @Test func checkSaysTheDatabaseIsMissing() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "nosuch"))
-            defer { harness.remove() }
+        try withFleet { fleet in
+            let harness = try fleet.host("host-a", database: fleet.url(database: "nosuch"))
             let (output, status) = try check(harness)
             #expect(status == 1, "\(output)")
             #expect(output.contains("no-database") && output.contains("createdb"), "\(fleetLines(output))")
@@ -70,7 +53,7 @@ import Glibc
         let server = try PostgresServer()
         let url = server.url(user: "docroute", database: "fleet")
         server.stop()
-        let harness = try harness(database: url)
+        let harness = try DaemonHarness.fleetHost("host-a", database: url, password: Self.password)
         defer { harness.remove() }
         let (output, status) = try check(harness)
         #expect(status == 1, "\(output)")
@@ -78,9 +61,8 @@ import Glibc
     }
 
     @Test func checkSaysAMissingPasswordFile() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), password: nil)
-            defer { harness.remove() }
+        try withFleet { fleet in
+            let harness = try fleet.host("host-a", password: nil)
             let (output, status) = try check(harness)
             #expect(status == 1, "\(output)")
             #expect(output.contains("password-file"), "\(fleetLines(output))")
@@ -88,12 +70,11 @@ import Glibc
     }
 
     @Test func checkSaysARoleThatMayNotCreateTheSchema() throws {
-        try withServer { server in
+        try withFleet { fleet in
             // PostgreSQL 15 gives PUBLIC no CREATE on the public schema: a role that owns nothing may not make tables.
-            try server.psql("CREATE ROLE reader LOGIN PASSWORD '\(Self.password)'")
-            try server.psql("CREATE DATABASE shared OWNER postgres")
-            let harness = try harness(database: server.url(user: "reader", database: "shared"))
-            defer { harness.remove() }
+            try fleet.server.psql("CREATE ROLE reader LOGIN PASSWORD '\(Self.password)'")
+            try fleet.server.psql("CREATE DATABASE shared OWNER postgres")
+            let harness = try fleet.host("host-a", database: fleet.url(user: "reader", database: "shared"))
             let (output, status) = try check(harness)
             #expect(status == 1, "\(output)")
             #expect(output.contains("permission-denied") && output.contains("GRANT CREATE ON SCHEMA public TO reader"), "\(fleetLines(output))")
@@ -101,7 +82,8 @@ import Glibc
     }
 
     @Test func checkSaysAnOlderSchemaIsMigratedAtStart() throws {
-        try withServer { server in
+        try withFleet { fleet in
+            let server = fleet.server
             // Version 1 as an earlier docrouted left it.
             try server.psql("""
                 SET ROLE docroute;
@@ -110,8 +92,7 @@ import Glibc
                     docroute_version text NOT NULL, started_at timestamptz NOT NULL, last_heartbeat timestamptz NOT NULL, lease_seconds integer NOT NULL);
                 INSERT INTO docroute_schema_migrations (version, applied_by) VALUES (1, 'old-host');
                 """, database: "fleet")
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"))
-            defer { harness.remove() }
+            let harness = try fleet.host("host-a")
             let (output, status) = try check(harness)
             #expect(status == 0, "\(output)")
             #expect(output.contains("schema version 1 is older") && output.contains("migrates it at start"), "\(fleetLines(output))")
@@ -122,20 +103,17 @@ import Glibc
     }
 
     @Test func checkVerifiesTheServerCertificateAgainstCAFile() throws {
-        try withServer(tls: true) { server in
-            let certificate = try #require(server.certificateFile)
-            let good = try harness(database: server.url(user: "docroute", database: "fleet", sslmode: "verify-ca"),
-                                   extra: "ca_file = \"\(certificate)\"")
-            defer { good.remove() }
+        try withFleet(tls: true) { fleet in
+            let certificate = try #require(fleet.server.certificateFile)
+            let good = try fleet.host("host-a", database: fleet.url(sslmode: "verify-ca"), extra: "ca_file = \"\(certificate)\"")
             let (output, status) = try check(good)
             #expect(status == 0, "\(output)")
             #expect(output.contains("no docroute schema yet"), "\(fleetLines(output))")
             // Another authority than the server's: refused as tls.
             let other = try PostgresServer(tls: true)
             defer { other.stop() }
-            let bad = try harness(database: server.url(user: "docroute", database: "fleet", sslmode: "verify-ca"),
-                                  extra: "ca_file = \"\(try #require(other.certificateFile))\"")
-            defer { bad.remove() }
+            let bad = try fleet.host("host-a", database: fleet.url(sslmode: "verify-ca"),
+                                     extra: "ca_file = \"\(try #require(other.certificateFile))\"")
             let (refused, refusedStatus) = try check(bad)
             #expect(refusedStatus == 1, "\(refused)")
             #expect(refused.contains("(tls)"), "\(fleetLines(refused))")
@@ -143,15 +121,9 @@ import Glibc
     }
 
     @Test func aDaemonRegistersItsHostAndBeats() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
-            defer { harness.remove() }
-            try harness.start()
-            defer { harness.stop() }
-            let registered = harness.waitUntil(timeout: 30) {
-                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
-            }
-            #expect(registered, "\(harness.daemonLog.suffix(3000))")
+        try withFleet { fleet in
+            let server = fleet.server
+            let harness = try fleet.startedHosts(["host-a"], leaseSeconds: 3)[0]
             let first = try server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")
             let beat = harness.waitUntil(timeout: 15) {
                 (try? server.psql("SELECT extract(epoch FROM last_heartbeat) FROM hosts WHERE name = 'host-a'", database: "fleet")).map { $0 != first } ?? false
@@ -171,15 +143,10 @@ import Glibc
     /// A document is routed by the registry of the host where it arrives: `--check` names a host
     /// that loads other handlers, and what it has or lacks, as a warning.
     @Test func checkNamesAHostWhoseHandlersDiffer() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"))
-            defer { harness.remove() }
-            try harness.start()
-            let registered = harness.waitUntil(timeout: 30) {
-                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
-            }
+        try withFleet { fleet in
+            let server = fleet.server
+            let harness = try fleet.startedHosts(["host-a"])[0]
             harness.stop()
-            #expect(registered, "\(harness.daemonLog.suffix(3000))")
             let agreeing = try check(harness)
             #expect(agreeing.status == 0, "\(agreeing.output)")
             #expect(fleetLines(agreeing.output).contains("no other host registered yet"), "\(agreeing.output)")
@@ -204,15 +171,9 @@ import Glibc
     /// A manifest added to a running host (and a reload) is published within a heartbeat: the
     /// registry other hosts compare against is the one this host routes by now.
     @Test func aHandlerAddedToARunningHostIsPublishedWithinAHeartbeat() throws {
-        try withServer { server in
-            let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
-            defer { harness.remove() }
-            try harness.start()
-            defer { harness.stop() }
-            let registered = harness.waitUntil(timeout: 30) {
-                (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
-            }
-            #expect(registered, "\(harness.daemonLog.suffix(3000))")
+        try withFleet { fleet in
+            let server = fleet.server
+            let harness = try fleet.startedHosts(["host-a"], leaseSeconds: 3)[0]
             let before = try server.psql("SELECT registry_digest FROM hosts WHERE name = 'host-a'", database: "fleet")
 
             try FileManager.default.copyItem(atPath: Fixtures.manifestsFolder + "/Transmission.plist", toPath: harness.handlers + "/.Transmission.tmp")
@@ -230,17 +191,16 @@ import Glibc
     }
 
     @Test func aDaemonStartedWhilePostgreSQLIsDownJoinsWhenItComesUp() throws {
-        try withServer { server in try startWhileDown(server) }
+        try withFleet { fleet in try startWhileDown(fleet) }
     }
 
     /// The body of the test above, a function of its own: written inline, it crashes Swift 6.3.1's
     /// SendNonSendable pass.
-    func startWhileDown(_ server: PostgresServer) throws {
-        let harness = try harness(database: server.url(user: "docroute", database: "fleet"), extra: "lease_seconds = 3")
-        defer { harness.remove() }
+    func startWhileDown(_ fleet: FleetHarness) throws {
+        let server = fleet.server
+        let harness = try fleet.host("host-a", leaseSeconds: 3)
         try server.pause()
         try harness.start()
-        defer { harness.stop() }
         #expect(harness.waitUntil(timeout: 15) { harness.daemonLog.contains("trying again") }, "\(harness.daemonLog.suffix(3000))")
         // An inbox's file waits in its inbox while the database is away, and intake says so.
         let early = try harness.drop("early.pdb", DeliveryIntegrationTests.pdb)
@@ -249,10 +209,7 @@ import Glibc
         let waiting = FileManager.default.fileExists(atPath: early)
         #expect(waiting, "the file left its inbox while PostgreSQL was away")
         try server.start()
-        let joined = harness.waitUntil(timeout: 45) {
-            (try? server.psql("SELECT name FROM hosts", database: "fleet")) == "host-a"
-        }
-        #expect(joined, "\(harness.daemonLog.suffix(3000))")
+        #expect(fleet.waitForHosts(["host-a"]), "\(harness.daemonLog.suffix(3000))")
         #expect(harness.daemonLog.contains("PostgreSQL reached again"), "\(harness.daemonLog.suffix(3000))")
         // Intake tries again by itself (its backoff reaches a minute at most): the file is
         // committed once, then leaves its inbox.

@@ -11,12 +11,6 @@ import Glibc
 /// says why.
 @Suite(.serialized) struct FleetLaunchIntegrationTests {
     static let molecules = FleetDeliveryIntegrationTests.molecules
-    static let password = FleetDeliveryIntegrationTests.password
-
-    func host(_ name: String, server: PostgresServer, launchCommands: Bool = false) throws -> DaemonHarness {
-        try .fleetHost(name, database: server.url(user: "docroute", database: "fleet"), password: Self.password, leaseSeconds: 6,
-                       launchCommands: launchCommands)
-    }
 
     /// Makes the Molecules manifest of `harness` launch a handler that notes each launch in
     /// `<root>/launched`, subscribes (`docroutectl subscribe --count 1`) and copies the one
@@ -48,14 +42,13 @@ import Glibc
         return (launched, received)
     }
 
-    func waitForLiveHosts(_ names: [String], server: PostgresServer, harness: DaemonHarness) -> Bool {
-        let expected = names.sorted().joined(separator: ",")
-        return harness.waitUntil(timeout: 45) {
-            (try? server.psql("""
-                SELECT string_agg(name, ',' ORDER BY name) FROM hosts
-                WHERE last_heartbeat >= now() - make_interval(secs => lease_seconds)
-                """, database: "fleet")) == expected
-        }
+    /// Host A, which takes files in and has no launch command, and host B, whose Molecules
+    /// manifest launches the handler of ``installLaunchedHandler(in:)``; neither started.
+    static func intakeAndLauncher(in fleet: FleetHarness) throws
+        -> (intake: DaemonHarness, launching: DaemonHarness, handler: (launched: String, received: String)) {
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
+        let launching = try fleet.host("host-b", leaseSeconds: 6, launchCommands: true)
+        return (intake, launching, try installLaunchedHandler(in: launching))
     }
 
     static func fleetStatus(_ harness: DaemonHarness) throws -> [String: Any] {
@@ -65,21 +58,15 @@ import Glibc
     }
 
     @Test func aHandlerConnectedNowhereIsLaunchedOnTheHostThatCanLaunchIt() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
         // Host A takes the file in and cannot launch the handler (no launch command in its
         // manifest); host B can. No instance of it is connected anywhere.
-        let intake = try host("host-a", server: server)
-        defer { intake.remove() }
-        let launching = try host("host-b", server: server, launchCommands: true)
-        defer { launching.remove() }
-        let handler = try Self.installLaunchedHandler(in: launching)
+        let (intake, launching, handler) = try Self.intakeAndLauncher(in: fleet)
         try intake.start()
-        defer { intake.stop() }
         try launching.start()
-        defer { launching.stop() }
-        #expect(waitForLiveHosts(["host-a", "host-b"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))")
+        #expect(fleet.waitForHosts(["host-a", "host-b"], live: true), "\(intake.daemonLog.suffix(2000))")
         let registered = try server.psql("SELECT name || ':' || launchable::text FROM hosts ORDER BY name", database: "fleet")
         #expect(registered == "host-a:{}\nhost-b:{\(Self.molecules)}", "\(registered)")
 
@@ -130,21 +117,17 @@ import Glibc
     }
 
     @Test func ofTwoHostsThatCanLaunchItTheOneHoldingFewerClaimsDoes() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
         // B and C can launch Molecules (and nothing else); B comes first by name but is busy.
-        let intake = try host("host-a", server: server)
-        defer { intake.remove() }
-        let busy = try host("host-b", server: server)
-        defer { busy.remove() }
-        let idle = try host("host-c", server: server)
-        defer { idle.remove() }
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
+        let busy = try fleet.host("host-b", leaseSeconds: 6)
+        let idle = try fleet.host("host-c", leaseSeconds: 6)
         let onB = try Self.installLaunchedHandler(in: busy)
         let onC = try Self.installLaunchedHandler(in: idle)
         for harness in [intake, busy, idle] { try harness.start() }
-        defer { for harness in [intake, busy, idle] { harness.stop() } }
-        #expect(waitForLiveHosts(["host-a", "host-b", "host-c"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))")
+        #expect(fleet.waitForHosts(["host-a", "host-b", "host-c"], live: true), "\(intake.daemonLog.suffix(2000))")
 
         // Host B holds three claims of another handler, whose instance there never acknowledges.
         for index in 0..<3 { try intake.drop("note-\(index).txt", Array("a note \(index)\n".utf8)) }
@@ -175,21 +158,16 @@ import Glibc
     }
 
     @Test func whileTheOnlyHostThatCanLaunchItIsDownTheDocumentWaitsAndStatusSaysWhy() throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: Self.password, database: "fleet")
-        let intake = try host("host-a", server: server)
-        defer { intake.remove() }
-        let launching = try host("host-b", server: server, launchCommands: true)
-        defer { launching.remove() }
-        let handler = try Self.installLaunchedHandler(in: launching)
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let (intake, launching, handler) = try Self.intakeAndLauncher(in: fleet)
         // B registers once, then goes down: its row stays, its heartbeat ages past its lease.
         try launching.start()
         try intake.start()
-        defer { intake.stop() }
-        #expect(waitForLiveHosts(["host-a", "host-b"], server: server, harness: intake), "\(intake.daemonLog.suffix(2000))")
+        #expect(fleet.waitForHosts(["host-a", "host-b"], live: true), "\(intake.daemonLog.suffix(2000))")
         launching.stop()
-        #expect(waitForLiveHosts(["host-a"], server: server, harness: intake), "host B still counts as live")
+        #expect(fleet.waitForHosts(["host-a"], live: true), "host B still counts as live")
 
         let bytes = FleetDeliveryIntegrationTests.document(43)
         try intake.drop("waiting.pdb", bytes)
@@ -211,7 +189,6 @@ import Glibc
 
         // B back: it launches the handler, which gets the document.
         try launching.start()
-        defer { launching.stop() }
         let copy = handler.received + "/waiting.pdb"
         let got = launching.waitUntil(timeout: 60) { FileManager.default.contents(atPath: copy) == Data(bytes) }
         #expect(got, "the launched handler did not get the document:\n\(launching.daemonLog.suffix(4000))")

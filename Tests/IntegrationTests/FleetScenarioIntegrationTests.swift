@@ -16,7 +16,6 @@ import Glibc
 /// (1024: a document of 1 GiB) and DOCROUTE_FLEET_START_RACES (empty databases raced for).
 @Suite(.serialized) struct FleetScenarioIntegrationTests {
     static let molecules = FleetDeliveryIntegrationTests.molecules
-    static let password = FleetDeliveryIntegrationTests.password
 
     static func setting(_ name: String, default value: Int) -> Int {
         Int(ProcessInfo.processInfo.environment[name] ?? "") ?? value
@@ -33,21 +32,9 @@ import Glibc
     /// 55 to 57 MiB, the release build's lower (docs/BENCHMARKS.md).
     static let residentGrowthLimitKiB = 16 * 1024
 
-    /// A host of the fleet on database `database` of `server`.
-    func host(_ name: String, server: PostgresServer, database: String = "fleet", leaseSeconds: Int = 6) throws -> DaemonHarness {
-        try .fleetHost(name, database: server.url(user: "docroute", database: database), password: Self.password, leaseSeconds: leaseSeconds)
-    }
-
-    /// A server with role `docroute` owning database `fleet`.
-    static func server() throws -> PostgresServer {
-        let server = try PostgresServer()
-        do {
-            try server.createRoleAndDatabase(role: "docroute", password: password, database: "fleet")
-        } catch {
-            server.stop()
-            throw error
-        }
-        return server
+    /// Hosts of these names in `fleet`, started and registered, each with its name.
+    static func startedHosts(_ names: [String], in fleet: FleetHarness, leaseSeconds: Int = 6) throws -> [(name: String, harness: DaemonHarness)] {
+        zip(names, try fleet.startedHosts(names, leaseSeconds: leaseSeconds)).map { (name: $0, harness: $1) }
     }
 
     /// One line of SQL's answer, "?" when psql fails (for messages and polls).
@@ -63,12 +50,6 @@ import Glibc
             usleep(500_000)
         }
         return condition()
-    }
-
-    /// Waits until every host named is registered.
-    static func waitForHosts(_ names: [String], server: PostgresServer, database: String = "fleet") -> Bool {
-        let expected = names.sorted().joined(separator: ",")
-        return waitUntil(timeout: 45) { ask(server, "SELECT string_agg(name, ',' ORDER BY name) FROM hosts", database: database) == expected }
     }
 
     /// Waits until `count` deliveries are acknowledged in the database.
@@ -163,18 +144,11 @@ import Glibc
 
     @Test func twoHandlerHostsShareABurstAndEachDocumentIsDeliveredOnce() throws {
         let count = Self.burstFiles
-        let server = try Self.server()
-        defer { server.stop() }
-        let intake = try host("host-a", server: server)
-        defer { intake.remove() }
-        let second = try host("host-b", server: server)
-        defer { second.remove() }
-        let third = try host("host-c", server: server)
-        defer { third.remove() }
-        let hosts = [(name: "host-a", harness: intake), (name: "host-b", harness: second), (name: "host-c", harness: third)]
-        for (_, harness) in hosts { try harness.start() }
-        defer { for (_, harness) in hosts { harness.stop() } }
-        #expect(Self.waitForHosts(hosts.map(\.name), server: server))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try Self.startedHosts(["host-a", "host-b", "host-c"], in: fleet)
+        let (intake, second, third) = (hosts[0].harness, hosts[1].harness, hosts[2].harness)
 
         let handlers = Self.handlers(on: [hosts[1], hosts[2]])
         defer { for entry in handlers { _ = entry.handler.stop() } }
@@ -221,16 +195,11 @@ import Glibc
     @Test(arguments: ["fast", "immediate"])
     func postgreSQLStoppedMidBurstLosesAndDoublesNothing(stop: String) throws {
         let count = Self.restartFiles
-        let server = try Self.server()
-        defer { server.stop() }
-        let intake = try host("host-a", server: server)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server)
-        defer { delivering.remove() }
-        let hosts = [(name: "host-a", harness: intake), (name: "host-b", harness: delivering)]
-        for (_, harness) in hosts { try harness.start() }
-        defer { for (_, harness) in hosts { harness.stop() } }
-        #expect(Self.waitForHosts(hosts.map(\.name), server: server))
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let hosts = try Self.startedHosts(["host-a", "host-b"], in: fleet)
+        let (intake, delivering) = (hosts[0].harness, hosts[1].harness)
         let handlers = Self.handlers(on: [hosts[1]])
         defer { for entry in handlers { _ = entry.handler.stop() } }
 
@@ -311,17 +280,12 @@ import Glibc
 
     @Test func aLargeDocumentCrossesTheFleetInBoundedMemory() throws {
         let size = Int64(Self.largeMiB) << 20 + 12_345
-        let server = try Self.server()
-        defer { server.stop() }
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
         // A long lease: a slow 1 GiB copy on a busy machine is not taken for a dead host.
-        let intake = try host("host-a", server: server, leaseSeconds: 30)
-        defer { intake.remove() }
-        let delivering = try host("host-b", server: server, leaseSeconds: 30)
-        defer { delivering.remove() }
-        let hosts = [(name: "host-a", harness: intake), (name: "host-b", harness: delivering)]
-        for (_, harness) in hosts { try harness.start() }
-        defer { for (_, harness) in hosts { harness.stop() } }
-        #expect(Self.waitForHosts(hosts.map(\.name), server: server))
+        let hosts = try Self.startedHosts(["host-a", "host-b"], in: fleet, leaseSeconds: 30)
+        let (intake, delivering) = (hosts[0].harness, hosts[1].harness)
         let handlers = Self.handlers(on: [hosts[1]])
         defer { for entry in handlers { _ = entry.handler.stop() } }
         let before = (intake: Self.peakResidentKiB(intake.daemonProcessID), delivering: Self.peakResidentKiB(delivering.daemonProcessID))
@@ -365,21 +329,20 @@ import Glibc
     // MARK: Two hosts migrate an empty database at once
 
     @Test func twoHostsStartingOnAnEmptyDatabaseMigrateItOnce() throws {
-        let server = try Self.server()
-        defer { server.stop() }
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
         for round in 0..<Self.startRaces {
             let database = "race\(round)"
-            try server.psql("CREATE DATABASE \(database) OWNER docroute")
-            try raceToMigrate(server: server, database: database, round: round)
+            try fleet.server.psql("CREATE DATABASE \(database) OWNER docroute")
+            try raceToMigrate(fleet: fleet, database: database, round: round)
         }
     }
 
     /// One round: hosts A and B started on the same instant against `database`, empty.
-    func raceToMigrate(server: PostgresServer, database: String, round: Int) throws {
-        let first = try host("host-a", server: server, database: database)
-        defer { first.remove() }
-        let second = try host("host-b", server: server, database: database)
-        defer { second.remove() }
+    func raceToMigrate(fleet: FleetHarness, database: String, round: Int) throws {
+        let server = fleet.server
+        let first = try fleet.host("host-a", leaseSeconds: 6, database: fleet.url(database: database))
+        let second = try fleet.host("host-b", leaseSeconds: 6, database: fleet.url(database: database))
         let hosts = [(name: "host-a", harness: first), (name: "host-b", harness: second)]
         let lock = NSLock()
         nonisolated(unsafe) var failures: [String] = []
@@ -392,7 +355,7 @@ import Glibc
         }
         defer { for (_, harness) in hosts { harness.stop() } }
         try #require(failures.isEmpty, "\(failures)")
-        #expect(Self.waitForHosts(hosts.map(\.name), server: server, database: database),
+        #expect(fleet.waitForHosts(hosts.map(\.name), database: database),
                 "round \(round):\nA:\n\(first.daemonLog.suffix(2000))\nB:\n\(second.daemonLog.suffix(2000))")
 
         let versions = Self.ask(server, "SELECT version || ':' || count(*) FROM docroute_schema_migrations GROUP BY version ORDER BY version", database: database)

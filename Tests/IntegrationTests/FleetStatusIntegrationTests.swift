@@ -9,23 +9,18 @@ import Testing
     static let molecules = FleetDeliveryIntegrationTests.molecules
 
     @Test func statusShowsEachHostItsHandlersAndTheDatabaseGone() async throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        try server.createRoleAndDatabase(role: "docroute", password: FleetDeliveryIntegrationTests.password, database: "fleet")
-        let fleet = FleetDeliveryIntegrationTests()
-        let intake = try fleet.host("host-a", server: server, leaseSeconds: 6)
-        defer { intake.remove() }
+        let fleet = try FleetHarness()
+        defer { fleet.tearDown() }
+        let server = fleet.server
+        let intake = try fleet.host("host-a", leaseSeconds: 6)
         let textfile = intake.root + "/docroute.prom"
         let config = try String(contentsOfFile: intake.configPath, encoding: .utf8)
         try config.replacingOccurrences(of: "[fleet]", with: "metrics_textfile = \"\(textfile)\"\n\n[fleet]")
             .write(toFile: intake.configPath, atomically: true, encoding: .utf8)
-        let delivering = try fleet.host("host-b", server: server, leaseSeconds: 6)
-        defer { delivering.remove() }
+        let delivering = try fleet.host("host-b", leaseSeconds: 6)
         try intake.start()
-        defer { intake.stop() }
         try delivering.start()
-        defer { delivering.stop() }
-        #expect(fleet.waitForHosts(["host-a", "host-b"], server: server, harness: intake))
+        #expect(fleet.waitForHosts(["host-a", "host-b"]))
 
         // On host B a handler that takes documents and never acknowledges them: B holds its claims.
         let silent = try LineClient(path: delivering.socket, timeout: 5)

@@ -195,15 +195,6 @@ struct HandlerLaunchTests {
     }
 
     static func docroutectl(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docroutectl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try DaemonHarness.run(DaemonHarness.binDirectory + "/docroutectl", arguments)
     }
 }

@@ -97,15 +97,7 @@ final class HistoryHandler: @unchecked Sendable {
     private var isStopping: Bool { lock.withLock { stopping } }
 
     private func run() {
-        while !isStopping {
-            guard let client = try? LineClient(path: socket, timeout: 0.2) else {
-                usleep(50_000)
-                continue
-            }
-            serve(client)
-            client.close()
-            usleep(20_000)
-        }
+        LineClient.reconnecting(to: socket, timeout: 0.2, until: { isStopping }) { serve($0) }
     }
 
     private func serve(_ client: LineClient) {
@@ -118,10 +110,8 @@ final class HistoryHandler: @unchecked Sendable {
         }
         while !isStopping {
             guard let text = client.readLineText() else {
-                // A timeout, or the daemon went away: peek to tell the two apart.
-                var byte: UInt8 = 0
-                let peeked = recv(client.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-                if peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return }
+                // A timeout, or the daemon went away.
+                if client.isClosedByPeer { return }
                 continue
             }
             guard let data = text.data(using: .utf8),
@@ -134,25 +124,9 @@ final class HistoryHandler: @unchecked Sendable {
             case "subscribed":
                 lock.withLock { subscriptions += 1 }
             case "launch", "openURL":
-                guard let deliveryID = message["deliveryID"] as? String else { continue } // a plain launch
-                let url: String?
-                let annotation: [String: Any]?
-                if type == "launch" {
-                    let options = message["launchOptions"] as? [String: Any]
-                    url = options?["UIApplicationLaunchOptionsURLKey"] as? String
-                    annotation = options?["UIApplicationLaunchOptionsAnnotationKey"] as? [String: Any]
-                } else {
-                    url = message["url"] as? String
-                    annotation = message["annotation"] as? [String: Any]
-                }
-                let path = url.flatMap { URL(string: $0)?.path } ?? ""
-                // Read now: the promise is that the file is complete before any message names it.
-                let observed = path.isEmpty ? nil : DeliveryHistory.sha256(ofFileAt: path)
-                lock.withLock {
-                    history.announced(.init(type: type, deliveryID: deliveryID, path: path,
-                                            originalFilename: annotation?["originalFilename"] as? String ?? "",
-                                            observedSHA256: observed))
-                }
+                guard let announcement = DeliveryHistory.Announcement(message: message) else { continue } // a plain launch
+                let deliveryID = announcement.deliveryID
+                lock.withLock { history.announced(announcement) }
                 guard acknowledges else { continue }
                 if pause > 0 { usleep(useconds_t(pause * 1_000_000)) }
                 do {

@@ -18,52 +18,26 @@ enum HostileClient {
     }
 
     /// A running attack; ``finish()`` waits for its report.
-    final class Running {
-        let process: Process
-        let output: Pipe
+    struct Running {
+        let client: PythonScript
 
-        init(process: Process, output: Pipe) {
-            self.process = process
-            self.output = output
-        }
+        var process: Process { client.process }
 
         /// Waits for the attack to end and reads its last report line.
         func finish() throws -> Report {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            let last = text.split(separator: "\n").last.map(String.init) ?? ""
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(last.utf8))) as? [String: Any] else {
-                throw HarnessError("the attack did not report (exit \(process.terminationStatus)):\n\(text)")
-            }
+            let (object, text) = try client.finish("the attack")
             return Report(object: object, output: text)
         }
 
         /// Reads the first report line while the attack goes on (it holds what it took meanwhile).
         func firstReport() throws -> Report {
-            var text = ""
-            while true {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("{") }),
-                   let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] {
-                    return Report(object: object, output: text)
-                }
-            }
-            throw HarnessError("the attack did not report:\n\(text)")
+            let (object, text) = try client.firstReport("the attack")
+            return Report(object: object, output: text)
         }
     }
 
     static func start(_ script: String, _ arguments: [String]) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PeerFlood.python)
-        process.arguments = ["-c", prelude + script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        return Running(process: process, output: output)
+        Running(client: try PythonScript(prelude + script, arguments))
     }
 
     /// What every attack script shares: becoming `uid`, and reading the line a closed connection got.

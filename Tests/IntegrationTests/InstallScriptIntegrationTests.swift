@@ -13,16 +13,8 @@ import Testing
     /// Runs install.sh PREFIX DESTDIR BINDIR; returns the staging root and its output.
     func install(prefix: String) throws -> (root: String, output: String, status: Int32) {
         let root = try TemporaryFolder("install").string
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.repositoryRoot + "/scripts/install.sh")
-        process.arguments = [prefix, root, DaemonHarness.binDirectory]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (root, output, process.terminationStatus)
+        let (status, output) = try DaemonHarness.run(DaemonHarness.repositoryRoot + "/scripts/install.sh", [prefix, root, DaemonHarness.binDirectory])
+        return (root, output, status)
     }
 
     @Test func aNonUsrPrefixIsWhatTheUnitsRunAndPointTo() throws {

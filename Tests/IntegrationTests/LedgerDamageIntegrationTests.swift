@@ -27,16 +27,7 @@ import Glibc
 
     /// Runs docrouted with `arguments` to its end: exit status and output.
     static func docrouted(_ harness: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-        process.arguments = ["--config", harness.configPath] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try DaemonHarness.run(DaemonHarness.binDirectory + "/docrouted", ["--config", harness.configPath] + arguments)
     }
 
     /// Random bytes over every third page of the middle third of ledger.sqlite (after a clean

@@ -124,20 +124,7 @@ import Glibc
     @Test func checkReportsEverythingThatWouldStopDelivery() throws {
         let harness = try DaemonHarness()
         defer { harness.remove() }
-        func check(_ config: String) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-            process.arguments = ["--check", "--config", config]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
-        }
-
-        let good = try check(harness.configPath)
+        let good = try DaemonHarness.check(config: harness.configPath)
         #expect(good.status == 0, "\(good.output)")
         #expect(good.output.contains("ready to deliver"), "\(good.output)")
         #expect(good.output.split(separator: "\n").contains { $0.hasPrefix("ok") && $0.contains("mime") && ($0.contains("/mime") || $0.contains("built-in")) },
@@ -148,7 +135,7 @@ import Glibc
 
         try "<plist><dict><key>CFBundleName</key></dict>".write(toFile: harness.handlers + "/broken.plist", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: harness.handlers + "/molecules.plist", toPath: harness.handlers + "/molecules-copy.plist")
-        let bad = try check(harness.configPath)
+        let bad = try DaemonHarness.check(config: harness.configPath)
         #expect(bad.status == 1, "\(bad.output)")
         let failed = bad.output.split(separator: "\n").filter { $0.hasPrefix("FAILED") }
         #expect(failed.contains { $0.contains("broken.plist") }, "\(bad.output)")
@@ -160,7 +147,7 @@ import Glibc
         try Data().write(to: URL(fileURLWithPath: harness.root + "/file-inbox"))
         try (try String(contentsOfFile: elsewhere, encoding: .utf8) + "\n[[inbox]]\npath = \"\(harness.root)/file-inbox\"\n")
             .write(toFile: elsewhere, atomically: true, encoding: .utf8)
-        let missing = try check(elsewhere)
+        let missing = try DaemonHarness.check(config: elsewhere)
         #expect(missing.status == 1, "\(missing.output)")
         #expect(missing.output.split(separator: "\n").contains { $0.hasPrefix("FAILED") && $0.contains(gone) && $0.contains("does not exist") }, "\(missing.output)")
         #expect(missing.output.split(separator: "\n").contains { $0.hasPrefix("FAILED") && $0.contains("file-inbox") && $0.contains("not a folder") }, "\(missing.output)")

@@ -6,8 +6,6 @@ import Glibc
 /// Runs many protocol clients at once as another user (root only): a Python child drops to `uid`
 /// with `os.setuid` before it connects, so the daemon sees that uid in `SO_PEERCRED`.
 enum PeerFlood {
-    static let python = "/usr/bin/python3"
-
     /// What the flood saw: replies by `code` (or `type` when not an error), and connections that
     /// ended before the time was up.
     struct Result {
@@ -53,20 +51,7 @@ enum PeerFlood {
             for t in threads: t.join()
             print(json.dumps({"replies": replies, "closed": closed[0]}))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, socket, "\(connections)", "\(seconds)", line, "\(uid)", "\(gid)"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        let lastLine = text.split(separator: "\n").last.map(String.init) ?? ""
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] else {
-            throw HarnessError("the flood did not report (exit \(process.terminationStatus)):\n\(text)")
-        }
+        let (object, text) = try PythonScript(script, [socket, "\(connections)", "\(seconds)", line, "\(uid)", "\(gid)"]).finish("the flood")
         return Result(replies: object["replies"] as? [String: Int] ?? [:], closedEarly: object["closed"] as? Int ?? 0, output: text)
     }
 
@@ -134,26 +119,9 @@ enum PeerFlood {
                 for pid in children:
                     os.waitpid(pid, 0)
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, socket, "\(perUID)", "\(seconds)", uids.map(String.init).joined(separator: ",")]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("READY ") }),
-               let object = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] {
-                return Hold(process: process, report: object)
-            }
-        }
-        process.terminate()
-        throw HarnessError("the connection flood did not report:\n\(text)")
+        let client = try PythonScript(script, [socket, "\(perUID)", "\(seconds)", uids.map(String.init).joined(separator: ",")])
+        let report = try client.firstReport("the connection flood", marker: "READY ", timeout: 120).report
+        return Hold(process: client.process, report: report)
     }
 
     /// Lets other users reach the harness's socket: mkdtemp made its root 0700.

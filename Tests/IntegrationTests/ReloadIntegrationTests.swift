@@ -89,15 +89,7 @@ import Glibc
         #expect(report["needsRestart"] as? [String] == ["max_connections"], "\(report)")
         #expect(harness.daemonLog.contains("message-id=needs-restart"), "\(harness.daemonLog.suffix(2000))")
         // What --check says beside the running daemon.
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: DaemonHarness.binDirectory + "/docrouted")
-        check.arguments = ["--check", "--config", harness.configPath]
-        let output = Pipe()
-        check.standardOutput = output
-        check.standardError = output
-        try check.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        check.waitUntilExit()
+        let text = try harness.check().output
         #expect(text.contains("max_connections changed: that needs a restart"), "\(text)")
     }
 
