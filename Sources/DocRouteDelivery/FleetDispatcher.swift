@@ -295,6 +295,10 @@ package actor FleetDispatcher {
         for (claim, result) in made {
             switch result {
             case .success(let delivery):
+                // The bytes are in the delivery's memory file now; the round keeps the claim
+                // until its local batch ends, and need not keep them twice.
+                var claim = claim
+                claim.contents = nil
                 prepared.append((claim, delivery))
             case .failure(let error):
                 failed(claim, error)
@@ -452,11 +456,17 @@ package actor FleetDispatcher {
     func prepareSmall(_ claims: [FleetClaim]) async -> [UUID: Result<DocumentDelivery, any Error>] {
         guard let snapshot = routing?() else { return [:] }
         guard snapshot.registry.handler(for: claims[0].bundleIdentifier) != nil else { return [:] }
-        let contents: [UUID: [UInt8]]
-        do {
-            contents = try await self.claims.smallDocuments(Dictionary(claims.map { ($0.documentID, $0.size) }, uniquingKeysWith: { first, _ in first }))
-        } catch {
-            return Dictionary(uniqueKeysWithValues: claims.map { ($0.deliveryID, .failure(error)) })
+        // The claim brought the bytes of each whose chunk it found; the others are asked for.
+        var contents: [UUID: [UInt8]] = [:]
+        for claim in claims { if let bytes = claim.contents { contents[claim.documentID] = bytes } }
+        let missing = claims.filter { $0.size > 0 && contents[$0.documentID] == nil }
+        if !missing.isEmpty {
+            do {
+                let fetched = try await self.claims.smallDocuments(Dictionary(missing.map { ($0.documentID, $0.size) }, uniquingKeysWith: { first, _ in first }))
+                contents.merge(fetched) { first, _ in first }
+            } catch {
+                return Dictionary(uniqueKeysWithValues: missing.map { ($0.deliveryID, .failure(error)) })
+            }
         }
         let writable = claims.compactMap { claim -> (FleetClaim, [UInt8])? in
             if claim.size == 0 { return (claim, []) }

@@ -19,6 +19,10 @@ package struct FleetClaim: Sendable, Hashable {
     package var intakeHost: String
     /// 1 for the first claim; more when a lease ran out or the delivery was released before.
     package var attempts: Int
+    /// The document's bytes, when the claim brought them: a document of one chunk, its chunk
+    /// found and of its size. Otherwise nil, and ``FleetQueue/smallDocuments(_:)`` or
+    /// ``FleetQueue/copyBytes(of:to:)`` fetch them (and say what is wrong, if anything is).
+    package var contents: [UInt8]?
 
     package init(deliveryID: UUID, documentID: UUID, bundleIdentifier: String, mailbox: String, fileName: String,
                  contentType: String, extensionChain: String, sourceApplication: String, annotationJSON: String,

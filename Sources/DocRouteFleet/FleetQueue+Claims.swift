@@ -13,7 +13,9 @@ extension FleetQueue {
     /// commits) added up: the claim stops before the first delivery that would pass it, so what
     /// it takes is still the oldest ones, in order, and the rest wait for the next claim. The
     /// first is taken whatever its size. Larger documents are copied to disk a chunk at a time
-    /// and do not count.
+    /// and do not count. The claim brings the bytes of the documents of one chunk with it
+    /// (``FleetClaim/contents``): the budget holds them too, and a claim round costs one round
+    /// trip instead of two.
     package func claim(handler: String, limit: Int, memoryBytes: Int64 = .max) async throws(FleetError) -> [FleetClaim] {
         guard limit > 0 else { return [] }
         let host = hostName
@@ -60,16 +62,21 @@ extension FleetQueue {
                            jsonb_build_object('attempt', attempts, 'leaseUntil', lease_until)
                     FROM claimed)
                 SELECT seq, id, document_id, handler, mailbox, name, type, extension_chain, source_application, annotation, size,
-                       intake_host, attempts
+                       intake_host, attempts,
+                       CASE WHEN size > 0 AND size <= \(chunk) THEN
+                           (SELECT c.bytes FROM document_chunks AS c WHERE c.document_id = claimed.document_id AND c.chunk_index = 0)
+                       END AS contents
                 FROM claimed
                 """, logger: logger)
             var claims: [(Int64, FleetClaim)] = []
-            for try await (seq, id, document, handler, mailbox, name, type, chain, application, annotation, size, intake, attempts)
-                in rows.decode((Int64, UUID, UUID, String, String, String, String, String, String, String, Int64, String, Int64).self) {
-                claims.append((seq, FleetClaim(
+            for try await (seq, id, document, handler, mailbox, name, type, chain, application, annotation, size, intake, attempts, contents)
+                in rows.decode((Int64, UUID, UUID, String, String, String, String, String, String, String, Int64, String, Int64, ByteBuffer?).self) {
+                var claim = FleetClaim(
                     deliveryID: id, documentID: document, bundleIdentifier: handler, mailbox: mailbox, fileName: name,
                     contentType: type, extensionChain: chain, sourceApplication: application, annotationJSON: annotation,
-                    size: size, intakeHost: intake, attempts: Int(attempts))))
+                    size: size, intakeHost: intake, attempts: Int(attempts))
+                if let contents, Int64(contents.readableBytes) == size { claim.contents = Array(contents.readableBytesView) }
+                claims.append((seq, claim))
             }
             // RETURNING keeps no order; the claim order is commit order.
             return claims.sorted { $0.0 < $1.0 }.map(\.1)

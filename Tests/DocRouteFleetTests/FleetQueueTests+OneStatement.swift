@@ -67,3 +67,24 @@ extension FleetQueueTests {
         #expect(FleetQueue.fitsOneStatement(Array(many.prefix(16))))
     }
 }
+
+extension FleetQueueTests {
+    @Test func aClaimBringsTheBytesOfDocumentsOfOneChunk() async throws {
+        try await withFleet { fleet in
+            let contents: [(String, [UInt8])] = [
+                ("empty.pdf", []),
+                ("small.pdf", Array("%PDF-1.4 small".utf8)),
+                ("two-chunks.pdf", Self.bytes(FleetQueue.chunkSize + 1, seed: 4)),
+            ]
+            var documents: [FleetDocument] = []
+            for (name, bytes) in contents {
+                documents.append(Self.document(name, try fleet.source(name, bytes), size: bytes.count))
+            }
+            defer { for document in documents { try? document.descriptor.close() } }
+            try await fleet.queue(host: "alpha").enqueue(documents)
+            let claims = try await fleet.queue(host: "beta").claim(handler: Self.handler, limit: 10)
+            #expect(claims.map(\.fileName) == contents.map(\.0))
+            #expect(claims.map(\.contents) == [nil, contents[1].1, nil], "an empty one needs none, a larger one is copied a chunk at a time")
+        }
+    }
+}
