@@ -10,8 +10,8 @@ import SystemPackage
 
 /// Brings the fleet's deliveries to the handlers subscribed on this host: for each, it claims a
 /// round of them (``FleetQueue/claim(handler:limit:)``), what the window has room for, writes each
-/// claimed document's bytes into a memory file (one chunk or less, the round's fetched in one
-/// query) or a scratch file of the state directory (larger ones), and hands the round to this
+/// claimed document's bytes into a memory file (one chunk or less, brought by the claim itself)
+/// or a scratch file of the state directory (larger ones), and hands the round to this
 /// host's own delivery (``LedgerBackend``) as one batch of ``DocumentDelivery``s with the fleet's
 /// delivery ids and no source folder: the local ledger makes the sandbox copy durably, and the local dispatcher sends
 /// `launch`/`openURL` and takes the handler's `ack` as for any local document. The `ack` is then
@@ -416,8 +416,9 @@ package actor FleetDispatcher {
     static let roundMemoryBytes: Int64 = smallDocumentBytes
 
     /// The deliveries of `claims`, in their order, each or why it could not be made: documents of
-    /// one chunk are fetched together (``FleetQueue/smallDocuments(_:)``, up to
-    /// ``smallDocumentBytes`` a query) and written to memory files in one job of the pool; larger
+    /// one chunk (their bytes from the claim, or fetched together by
+    /// ``FleetQueue/smallDocuments(_:)``, up to ``smallDocumentBytes`` a query) are written to
+    /// memory files in one job of the pool; larger
     /// ones are copied a chunk at a time into scratch files (``prepare(_:)``).
     func prepare(_ claims: [FleetClaim]) async -> [(FleetClaim, Result<DocumentDelivery, any Error>)] {
         var results: [UUID: Result<DocumentDelivery, any Error>] = [:]
