@@ -22,9 +22,10 @@ package struct FleetDelivery: Sendable {
         self.queue = queue
         self.logger = logger
         let claims = FleetQueue(database: queue.database, hostName: queue.hostName, synchronousCommit: false, logger: logger)
-        backend = FleetIntakeBackend(local: local, queue: queue, history: claims, hostName: fleet.hostName,
+        let history = FleetHistoryWriter(queue: claims, logger: logger)
+        backend = FleetIntakeBackend(local: local, queue: queue, history: history, hostName: fleet.hostName,
                                      databaseAddress: fleet.database.text, logger: logger)
-        dispatcher = FleetDispatcher(queue: queue, claims: claims, local: local, stateDirectory: configuration.stateDirectory,
+        dispatcher = FleetDispatcher(queue: queue, claims: claims, history: history, local: local, stateDirectory: configuration.stateDirectory,
                                      leaseSeconds: fleet.leaseSeconds, window: configuration.maxUnacknowledged, logger: logger)
         launcher = FleetLauncher(queue: queue, logger: logger)
     }

@@ -6,20 +6,14 @@ import Foundation
 
 extension FleetDispatcher {
     /// Records in the fleet that these claims were written into their sandbox on this host (the
-    /// copy's path), one statement for the batch, without holding up the announcement; a failure
-    /// only leaves the events out (this host's own ledger has them).
+    /// copy's path), with the other events of the moment (``FleetHistoryWriter``), without holding
+    /// up the announcement; a failure only leaves the events out (this host's own ledger has them).
     func recordWritten(_ copies: [(deliveryID: UUID, path: String)], at time: Date) {
         guard !copies.isEmpty else { return }
         let events = copies.map { copy in
             FleetQueue.HistoryRecord(deliveryID: copy.deliveryID, event: "written", at: time, detailJSON: Self.detail(["path": copy.path]))
         }
-        Task { [claims, logger] in
-            do {
-                try await claims.record(events)
-            } catch {
-                logger.debug("fleet: sandbox copies were not recorded in the fleet's history: \(error)")
-            }
-        }
+        history.record(events)
     }
 
     /// Records in the fleet who on this host was told of these acknowledged deliveries, as the
@@ -28,7 +22,7 @@ extension FleetDispatcher {
     /// acknowledgement: one not in the ledger yet is looked for again, a few times.
     func recordTold(_ deliveryIDs: [UUID]) {
         guard !deliveryIDs.isEmpty else { return }
-        Task { [local, claims, logger] in
+        Task { [local, history] in
             var missing = deliveryIDs
             for attempt in 0..<8 where !missing.isEmpty {
                 if attempt > 0 { guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return } }
@@ -43,12 +37,7 @@ extension FleetDispatcher {
                 }
                 let recorded = Set(events.map(\.deliveryID))
                 missing.removeAll { recorded.contains($0) }
-                do {
-                    try await claims.record(events)
-                } catch {
-                    logger.debug("fleet: announcements were not recorded in the fleet's history: \(error)")
-                    return
-                }
+                history.record(events)
             }
         }
     }

@@ -39,12 +39,15 @@ package actor FleetDispatcher {
     /// not wait for PostgreSQL's disk (see ``claimRound()`` for why a claim may be lost), so that a
     /// claim waits neither for an acknowledgement's commit nor for a flush of its own.
     let claims: FleetQueue
+    /// The history's events this host records after the fact, gathered and written on ``claims``.
+    let history: FleetHistoryWriter
     let local: LedgerBackend
     let logger: Logger
     let lease: Duration
     let window: Int
     let scratchPath: FilePath
-    /// Writes and syncs the scratch files, off the cooperative pool.
+    /// Writes the memory and scratch files and reads the local ledger for a claim round, off the
+    /// cooperative pool and off the local ledger's committing thread.
     let pool: NIOThreadPool
     /// The routing snapshot of the moment: a handler's container and the owner of its copies,
     /// as this host's registry and configuration say.
@@ -71,10 +74,11 @@ package actor FleetDispatcher {
     var launcher: FleetLauncher?
     let started = ContinuousClock.now
 
-    package init(queue: FleetQueue, claims: FleetQueue, local: LedgerBackend, stateDirectory: String, leaseSeconds: Int,
-                 window: Int = FleetDispatcher.defaultWindow, logger: Logger) {
+    package init(queue: FleetQueue, claims: FleetQueue, history: FleetHistoryWriter, local: LedgerBackend, stateDirectory: String,
+                 leaseSeconds: Int, window: Int = FleetDispatcher.defaultWindow, logger: Logger) {
         self.queue = queue
         self.claims = claims
+        self.history = history
         self.local = local
         self.logger = logger
         self.lease = .seconds(max(1, leaseSeconds))
@@ -201,6 +205,7 @@ package actor FleetDispatcher {
             await writer.value
             deadline.cancel()
         }
+        await history.flush()
     }
 
     enum Round { case claimed, idle, failed }
@@ -275,7 +280,7 @@ package actor FleetDispatcher {
         for claim in claims { held[claim.deliveryID] = key }
         let known: [UUID: LedgerRecord]?
         do {
-            known = try await local.records(deliveryIDs: claims.map(\.deliveryID))
+            known = try await local.records(deliveryIDs: claims.map(\.deliveryID), on: pool)
         } catch {
             known = nil
         }

@@ -26,17 +26,12 @@ extension FleetIntakeBackend {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Records in the fleet that these sources were taken out of their inboxes, one statement for
-    /// the batch, without holding up the next batch's intake; a failure only leaves the event out.
+    /// Records in the fleet that these sources were taken out of their inboxes, with the other
+    /// events of the moment (``FleetHistoryWriter``), without holding up the next batch's intake;
+    /// a failure only leaves the event out.
     func recordFreed(_ deliveryIDs: [UUID], at date: Date) {
         guard !deliveryIDs.isEmpty else { return }
         let events = deliveryIDs.map { FleetQueue.HistoryRecord(deliveryID: $0, event: "sourceReclaimed", at: date) }
-        Task { [history, logger] in
-            do {
-                try await history.record(events)
-            } catch {
-                logger.debug("fleet: the freeing of sources was not recorded in the fleet's history: \(error)")
-            }
-        }
+        history.record(events)
     }
 }

@@ -35,10 +35,10 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// This host's own delivery, for everything that stays local and for the sources' removal.
     package let local: LedgerBackend
     let queue: FleetQueue
-    /// The history's events (``recordFreed(_:at:)``), on a connection whose commits do not wait
-    /// for PostgreSQL's disk: they are not what a source's removal rests on, and a batch's commit
-    /// does not queue behind them.
-    let history: FleetQueue
+    /// The history's events (``recordFreed(_:at:)``), gathered and written on a connection whose
+    /// commits do not wait for PostgreSQL's disk: they are not what a source's removal rests on,
+    /// and a batch's commit does not queue behind them.
+    let history: FleetHistoryWriter
     /// This host's name in the fleet: part of each source's identity.
     let hostName: String
     /// Where the database is, for messages (it holds no password).
@@ -49,7 +49,7 @@ package final class FleetIntakeBackend: DeliveryBackend {
     /// Whether the last batch found PostgreSQL unreachable: said once when it starts, once when it ends.
     let unreachable = Mutex(false)
 
-    package init(local: LedgerBackend, queue: FleetQueue, history: FleetQueue, hostName: String, databaseAddress: String, logger: Logger) {
+    package init(local: LedgerBackend, queue: FleetQueue, history: FleetHistoryWriter, hostName: String, databaseAddress: String, logger: Logger) {
         self.local = local
         self.queue = queue
         self.history = history
@@ -293,6 +293,7 @@ package final class FleetIntakeBackend: DeliveryBackend {
     package func settle() async {
         // A worker clears itself when it ends; one started meanwhile is waited for too.
         while let worker = queued.withLock({ $0.worker }) { await worker.value }
+        await history.flush()
         await local.settle()
     }
 

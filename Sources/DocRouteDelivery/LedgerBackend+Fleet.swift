@@ -1,5 +1,6 @@
 import DocRouteLedger
 import Foundation
+import NIOPosix
 
 extension LedgerBackend {
     /// The local ledger's row of a delivery, by its id (nil when it has none): whether a document
@@ -8,10 +9,12 @@ extension LedgerBackend {
         try await blocking { [ledger] in try ledger.record(deliveryID: deliveryID) }
     }
 
-    /// The local ledger's rows of these deliveries, by id (those it has), read in one job of the
-    /// ledger's thread: a claim round's look at what was copied here before.
-    func records(deliveryIDs: [UUID]) async throws -> [UUID: LedgerRecord] {
-        try await blocking { [ledger] in
+    /// The local ledger's rows of these deliveries, by id (those it has), in one read on one of
+    /// `pool`'s threads: a claim round's look at what was copied here before. Not on the ledger's
+    /// own thread, where it would wait behind the commit of the round before (the ledger's readers
+    /// do not wait for its writer).
+    func records(deliveryIDs: [UUID], on pool: NIOThreadPool) async throws -> [UUID: LedgerRecord] {
+        try await pool.runIfActive { [ledger] in
             Dictionary(try ledger.records(deliveryIDs: deliveryIDs).map { ($0.deliveryID, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }
