@@ -66,6 +66,8 @@ package actor FleetDispatcher {
     /// a local commit, a stop.
     let wakeUps = WakeUpSignal()
     var stopped = false
+    /// Claim rounds handed to the local delivery whose outcomes have not come back.
+    var roundsDelivering = 0
     /// Whether the last claim found PostgreSQL unreachable: said once when it starts, once when it ends.
     var unreachable = false
     /// The last publication of the handlers subscribed here; each waits for the one before.
@@ -208,7 +210,17 @@ package actor FleetDispatcher {
         await history.flush()
     }
 
-    enum Round { case claimed, idle, failed }
+    enum Round { case claimed, idle, failed, waiting }
+
+    /// How many claim rounds may be in the local delivery at once. Two: the next round's claim,
+    /// look-up and bytes overlap this round's copying and commit; a third waits, so the claims
+    /// that come meanwhile go into one round (one local group commit) instead of many small ones
+    /// that would queue up before the local ledger.
+    static let roundsInFlight = 2
+
+    /// How long the first of several acknowledgements waits for the others before they are
+    /// recorded in PostgreSQL together.
+    static let acknowledgementGathering: Duration = .milliseconds(25)
 
     func claimLoop() async {
         var backoff: Duration = .seconds(1)
@@ -224,6 +236,9 @@ package actor FleetDispatcher {
             case .failed:
                 await sleep(upTo: backoff)
                 backoff = min(backoff * 2, .seconds(30))
+            case .waiting:
+                // A round's end pokes; the second is only a bound.
+                await sleep(upTo: .seconds(1))
             }
         }
     }
@@ -238,6 +253,7 @@ package actor FleetDispatcher {
     /// acknowledgement ends it whoever holds it. An acknowledgement's commit is synchronous and
     /// flushes the WAL in order, so a delivery acknowledged never loses the claim before it.
     func claimRound() async -> Round {
+        guard roundsDelivering < Self.roundsInFlight else { return .waiting }
         var claimedAny = false
         for (key, bundleIdentifier) in subscribed.sorted(by: { $0.key < $1.key }) {
             let holding = held.values.count { $0 == key }
@@ -319,6 +335,7 @@ package actor FleetDispatcher {
         // and its bytes overlap this round's copying, sync and commit.
         let writing = Date()
         let ticket = local.submit(prepared.map(\.delivery))
+        roundsDelivering += 1
         let finishing = timings
         Task { await self.finish(prepared, ticket: ticket, writing: writing, timings: finishing) }
     }
@@ -328,6 +345,8 @@ package actor FleetDispatcher {
     func finish(_ prepared: [(claim: FleetClaim, delivery: DocumentDelivery)], ticket: DeliveryTicket, writing: Date,
                 timings: BatchStepTimings) async {
         let outcomes = await ticket.outcomes
+        roundsDelivering -= 1
+        poke()
         var timings = timings
         timings.mark("deliver")
         logger.debug("fleet: claim round", metadata: ["claims": "\(prepared.count)", "steps": "\(timings)"])
@@ -633,6 +652,11 @@ package actor FleetDispatcher {
         var backoff: Duration = .seconds(1)
         var failing = false
         while !acknowledgements.isEmpty {
+            // Those that come within a moment go in the same transaction: a handler acknowledging
+            // a steady trickle one by one would otherwise cost PostgreSQL a transaction (six
+            // statements and a flush) per acknowledgement or two. The local ledger has them
+            // already; only the fleet hears of them later.
+            if !failing { try? await Task.sleep(for: Self.acknowledgementGathering) }
             let batch = acknowledgements
             acknowledgements.removeAll()
             do {
