@@ -97,7 +97,7 @@ package struct FleetMembership: Sendable {
     /// Publishes a registry that changed since the last publication, and names the hosts whose
     /// handlers now differ, as a join does.
     func publishRegistry(_ connection: PostgresConnection, _ current: FleetHost) async throws {
-        try await withLease(connection) {
+        _ = try await withLease(connection) {
             try await connection.query("""
                 UPDATE hosts SET registry_digest = \(current.registryDigest), bundle_identifiers = \(current.bundleIdentifiers)
                 WHERE name = \(current.name)

@@ -18,59 +18,14 @@ extension FleetQueue {
     /// trip instead of two.
     package func claim(handler: String, limit: Int, memoryBytes: Int64 = .max) async throws(FleetError) -> [FleetClaim] {
         guard limit > 0 else { return [] }
-        let host = hostName
-        let lease = leaseSeconds
+        let statement = FleetClaimStatement(
+            handler: handler, limit: Int64(limit), memoryBytes: memoryBytes, host: hostName, leaseSeconds: leaseSeconds)
         let logger = logger
-        let chunk = Int64(Self.chunkSize)
         return try await exclusive("claiming deliveries for \(handler)") { connection in
-            // SKIP LOCKED: two hosts claiming at once each take rows the other has not; a row
-            // another host claimed and committed meanwhile is looked at again (its lease is then
-            // current) and left.
-            // The claim's history goes in the same statement: `claimed` by this host, and before
-            // it `leaseExpired` naming the host whose lease ran out.
-            // The budget is applied to the rows locked (a window function cannot share a query
-            // with FOR UPDATE): those past it are left as they were, unlocked at the commit.
-            let rows = try await connection.query("""
-                WITH candidates AS (
-                    SELECT d.id, d.seq, d.state AS was, d.claimed_by AS holder, d.lease_until AS expired,
-                           CASE WHEN doc.size <= \(chunk) THEN doc.size ELSE 0 END AS in_memory
-                    FROM deliveries AS d JOIN documents AS doc ON doc.id = d.document_id
-                    WHERE d.handler = \(handler) AND d.document_id IS NOT NULL
-                      AND (d.state = 'owed' OR (d.state = 'claimed' AND d.lease_until < now()))
-                    ORDER BY d.seq LIMIT \(Int64(limit)) FOR UPDATE OF d SKIP LOCKED),
-                picked AS (
-                    SELECT id, was, holder, expired FROM (
-                        SELECT id, was, holder, expired, sum(in_memory) OVER (ORDER BY seq) AS running,
-                               row_number() OVER (ORDER BY seq) AS position
-                        FROM candidates) AS budgeted
-                    WHERE position = 1 OR running <= \(memoryBytes)),
-                claimed AS (
-                    UPDATE deliveries AS d
-                    SET state = 'claimed', claimed_by = \(host), lease_until = now() + make_interval(secs => \(lease)),
-                        attempts = d.attempts + 1
-                    FROM documents AS doc, picked AS p
-                    WHERE doc.id = d.document_id AND d.id = p.id
-                    RETURNING d.seq, d.id, d.document_id, d.handler, d.mailbox, doc.name, coalesce(doc.type_identifier, '') AS type,
-                              doc.extension_chain, doc.source_application, doc.annotation::text AS annotation, doc.size, doc.intake_host,
-                              d.attempts::int8 AS attempts, d.lease_until, p.was, p.holder, p.expired),
-                recorded AS (
-                    INSERT INTO history_events (document_id, delivery_id, host, event, at, detail)
-                    SELECT document_id, id, coalesce(holder, ''), 'leaseExpired', expired, jsonb_build_object('heldBy', holder)
-                    FROM claimed WHERE was = 'claimed'
-                    UNION ALL
-                    SELECT document_id, id, \(host), 'claimed', now(),
-                           jsonb_build_object('attempt', attempts, 'leaseUntil', lease_until)
-                    FROM claimed)
-                SELECT seq, id, document_id, handler, mailbox, name, type, extension_chain, source_application, annotation, size,
-                       intake_host, attempts,
-                       CASE WHEN size > 0 AND size <= \(chunk) THEN
-                           (SELECT c.bytes FROM document_chunks AS c WHERE c.document_id = claimed.document_id AND c.chunk_index = 0)
-                       END AS contents
-                FROM claimed
-                """, logger: logger)
+            let rows = try await connection.execute(statement, logger: logger)
             var claims: [(Int64, FleetClaim)] = []
             for try await (seq, id, document, handler, mailbox, name, type, chain, application, annotation, size, intake, attempts, contents)
-                in rows.decode((Int64, UUID, UUID, String, String, String, String, String, String, String, Int64, String, Int64, ByteBuffer?).self) {
+                in rows {
                 var claim = FleetClaim(
                     deliveryID: id, documentID: document, bundleIdentifier: handler, mailbox: mailbox, fileName: name,
                     contentType: type, extensionChain: chain, sourceApplication: application, annotationJSON: annotation,
@@ -182,34 +137,19 @@ extension FleetQueue {
         let deleteBytes = database.configuration.retainDays == 0
         return try await exclusive("recording \(deliveryIDs.count) acknowledgement(s)") { connection in
             try await self.transaction(connection) {
-                // Locked in one order, so two hosts acknowledging the same deliveries cannot deadlock.
-                try await connection.query("SELECT id FROM deliveries WHERE id = ANY(\(deliveryIDs)) ORDER BY id FOR UPDATE", logger: logger)
-                // Any delivery not ended yet ends, whoever holds its lease: the handler has it.
-                let rows = try await connection.query("""
-                    WITH ended AS (
-                        UPDATE deliveries SET state = 'acknowledged', handled = \(handled), acknowledged_at = now(), lease_until = NULL
-                        WHERE id = ANY(\(deliveryIDs)) AND state IN ('owed', 'claimed')
-                        RETURNING id, document_id),
-                    recorded AS (
-                        INSERT INTO history_events (document_id, delivery_id, host, event, detail)
-                        SELECT document_id, id, \(host), \(event), jsonb_build_object('handled', \(handled)) FROM ended)
-                    SELECT id, document_id FROM ended
-                    """, logger: logger)
+                for try await _ in try await connection.execute(FleetAcknowledgementStatements.LockDeliveries(ids: deliveryIDs), logger: logger) {}
+                let rows = try await connection.execute(
+                    FleetAcknowledgementStatements.End(ids: deliveryIDs, handled: handled, host: host, event: event), logger: logger)
                 var first: Set<UUID> = []
                 var documents: Set<UUID> = []
-                for try await (id, document) in rows.decode((UUID, UUID?).self) {
+                for try await (id, document) in rows {
                     first.insert(id)
                     if let document { documents.insert(document) }
                 }
                 if deleteBytes, !documents.isEmpty {
                     let ids = documents.sorted { $0.uuidString < $1.uuidString }
-                    // The document's row locked first: of two hosts ending its last two deliveries at
-                    // once, the second looks after the first's commit and sees both ended.
-                    try await connection.query("SELECT id FROM documents WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE", logger: logger)
-                    try await connection.query("""
-                        DELETE FROM document_chunks AS c WHERE c.document_id = ANY(\(ids)) AND NOT EXISTS (
-                            SELECT 1 FROM deliveries AS d WHERE d.document_id = c.document_id AND d.state IN ('owed', 'claimed'))
-                        """, logger: logger)
+                    for try await _ in try await connection.execute(FleetAcknowledgementStatements.LockDocuments(ids: ids), logger: logger) {}
+                    _ = try await connection.execute(FleetAcknowledgementStatements.DeleteEndedBytes(ids: ids), logger: logger)
                 }
                 return first
             }
@@ -222,7 +162,7 @@ extension FleetQueue {
         guard !deliveryIDs.isEmpty else { return }
         let host = hostName
         let logger = logger
-        try await exclusive("giving \(deliveryIDs.count) delivery(ies) back to the fleet") { connection in
+        _ = try await exclusive("giving \(deliveryIDs.count) delivery(ies) back to the fleet") { connection in
             // With its `released` event, in the same statement.
             try await connection.query("""
                 WITH released AS (

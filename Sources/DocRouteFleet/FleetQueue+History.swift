@@ -30,7 +30,7 @@ extension FleetQueue {
         let kinds = events.map(\.event)
         let times = events.map(\.at)
         let details = events.map(\.detailJSON)
-        try await exclusive("recording \(events.count) history event(s)") { connection in
+        _ = try await exclusive("recording \(events.count) history event(s)") { connection in
             try await connection.query("""
                 INSERT INTO history_events (document_id, delivery_id, host, event, at, detail)
                 SELECT d.document_id, e.delivery, \(host), e.event, e.at, e.detail::jsonb

@@ -32,7 +32,6 @@ extension FleetQueue {
         guard !documents.isEmpty || !identities.isEmpty else { return IntakeAnswer() }
         let host = hostName
         let logger = logger
-        let channel = Self.channel
         let ids = documents.map { _ in UUID() }
         var chunkIDs: [UUID] = []
         var chunks: [ByteBuffer] = []
@@ -42,49 +41,13 @@ extension FleetQueue {
             chunkIDs.append(id)
             chunks.append(chunk)
         }
+        let statement = FleetIntakeStatement(
+            host: host, identities: identities, documentIDs: ids, documents: documents, chunkIDs: chunkIDs, chunks: chunks,
+            channel: Self.channel)
         return try await exclusive("committing \(documents.count) document(s) to the fleet") { connection in
-            // Data-modifying CTEs all run, each once, and see the snapshot the statement began
-            // with: `earlier` is what was committed before it. `notified` is a plain SELECT, run
-            // only because the result reads it.
-            let rows = try await connection.query("""
-                WITH earlier AS (
-                    SELECT d.source_identity, v.id FROM documents d JOIN deliveries v ON v.document_id = d.id
-                    WHERE d.intake_host = \(host) AND d.source_identity = ANY(\(identities))),
-                document AS (
-                    INSERT INTO documents (id, intake_host, source_identity, name, type_identifier, extension_chain,
-                                           source_application, annotation, size)
-                    SELECT d.id, \(host), d.identity, d.name, d.type, d.chain, d.application, d.annotation::jsonb, d.size
-                    FROM unnest(\(ids), \(documents.map(\.sourceIdentity)), \(documents.map(\.fileName)), \(documents.map(\.contentType)),
-                                \(documents.map(\.extensionChain)), \(documents.map(\.sourceApplication)), \(documents.map(\.annotationJSON)),
-                                \(documents.map(\.size)))
-                         WITH ORDINALITY AS d(id, identity, name, type, chain, application, annotation, size, position)
-                    ORDER BY d.position
-                    ON CONFLICT (intake_host, source_identity) DO NOTHING
-                    RETURNING id),
-                chunk AS (
-                    INSERT INTO document_chunks (document_id, chunk_index, bytes)
-                    SELECT c.id, 0, c.bytes FROM unnest(\(chunkIDs), \(chunks)) AS c(id, bytes) JOIN document ON document.id = c.id),
-                delivery AS (
-                    INSERT INTO deliveries (id, document_id, handler, mailbox)
-                    SELECT v.id, v.document, v.handler, v.mailbox
-                    FROM unnest(\(documents.map(\.deliveryID)), \(ids), \(documents.map(\.bundleIdentifier)), \(documents.map(\.mailbox)))
-                         WITH ORDINALITY AS v(id, document, handler, mailbox, position)
-                    JOIN document ON document.id = v.document
-                    ORDER BY v.position
-                    RETURNING id, document_id, handler),
-                recorded AS (
-                    INSERT INTO history_events (document_id, delivery_id, host, event, detail)
-                    SELECT delivery.document_id, delivery.id, \(host), 'committed', e.detail::jsonb
-                    FROM delivery JOIN unnest(\(documents.map(\.deliveryID)), \(documents.map(\.intakeDetailJSON))) AS e(id, detail)
-                         ON e.id = delivery.id),
-                notified AS (
-                    SELECT pg_notify(\(channel), handler) FROM (SELECT DISTINCT handler FROM delivery) AS h)
-                SELECT source_identity, id FROM earlier
-                UNION ALL SELECT NULL, id FROM delivery
-                UNION ALL SELECT NULL, NULL FROM notified
-                """, logger: logger)
+            let rows = try await connection.execute(statement, logger: logger)
             var answer = IntakeAnswer()
-            for try await (identity, id) in rows.decode((String?, UUID?).self) {
+            for try await (identity, id) in rows {
                 guard let id else { continue }
                 if let identity { answer.earlier[identity] = id } else { answer.committed.insert(id) }
             }
