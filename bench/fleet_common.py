@@ -2,7 +2,8 @@
 
 Imported by bench/fleet-latency.py, bench/fleet-scaling.py and bench/fleet-large.py; not a
 benchmark itself. Everything a run starts lives under one temporary folder beside the build
-(`.build/fleet-bench-*`, on the project's file system): PostgreSQL's data and socket folders
+(`.build/fleet-bench-*`, on the project's file system), or under `$DOCROUTE_BENCH_DIR` when set
+(bench/on-journaled-ext4.sh sets it to a journaled ext4 of its own): PostgreSQL's data and socket folders
 and each host's inbox, state, sandboxes and log (`daemon.log`; `--log-level=debug` on any
 script's command line raises the daemons' level from `warning`, with `--keep` to read it). `Run.close()` stops every process it started,
 by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes the folder; it runs
@@ -323,7 +324,8 @@ class Run:
 
     def __init__(self, docrouted: str, prefix: str = "fleet-bench-"):
         self.docrouted = docrouted
-        build = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".build")
+        build = os.environ.get("DOCROUTE_BENCH_DIR") or os.path.join(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".build")
         os.makedirs(build, exist_ok=True)
         self.root = tempfile.mkdtemp(prefix=prefix, dir=build)
         os.chmod(self.root, 0o755)

@@ -9,10 +9,19 @@
 # file costs time in proportion to the files removed just before: exactly what an inbox that is
 # emptied as fast as it fills does. A default ext4, as Debian's installer makes it, does not.
 # Needs root (losetup, mount). Usage: bench/on-journaled-ext4.sh compare --files 10000 …
+# or, for any other benchmark that reads DOCROUTE_BENCH_DIR (the fleet's):
+#     bench/on-journaled-ext4.sh -- bench/fleet-latency.py <docrouted> --rounds=3
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "on-journaled-ext4.sh: needs root (it loop-mounts an image)" >&2; exit 77; }
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="$(cd "$here" && swift build -c release --show-bin-path)"
+command=()
+if [ "${1:-}" = "--" ]; then
+    shift
+    command=("$@")
+else
+    bin="$(cd "$here" && swift build -c release --show-bin-path)"
+    command=("$bin/docroute-bench" "$@")
+fi
 work="$here/.build-bench/journaled-ext4"
 mkdir -p "$work/mnt"
 cleanup() {
@@ -25,4 +34,4 @@ mkfs.ext4 -q -F "$work/ext4.img"
 mount -o loop "$work/ext4.img" "$work/mnt"
 echo "benchmark trees on $(findmnt -no SOURCE,FSTYPE,OPTIONS "$work/mnt")" >&2
 cd "$here"
-DOCROUTE_BENCH_DIR="$work/mnt" "$bin/docroute-bench" "$@"
+DOCROUTE_BENCH_DIR="$work/mnt" "${command[@]}"

@@ -72,7 +72,7 @@ import Testing
 
     @Test func anOlderSchemaIsMigratedKeepingItsRows() async throws {
         try await withDatabase { server, database in
-            try await database.withConnection(logger: Self.logger) { connection in
+            _ = try await database.withConnection(logger: Self.logger) { connection in
                 try await FleetSchema.migrate(on: connection, host: "old", to: 1, logger: Self.logger)
             }
             #expect(try await tables(server) == ["docroute_schema_migrations", "hosts"])
@@ -93,7 +93,7 @@ import Testing
 
     @Test func aVersionTwoSchemaIsMigratedKeepingItsDeliveries() async throws {
         try await withDatabase { server, database in
-            try await database.withConnection(logger: Self.logger) { connection in
+            _ = try await database.withConnection(logger: Self.logger) { connection in
                 try await FleetSchema.migrate(on: connection, host: "old", to: 2, logger: Self.logger)
             }
             try await sql(server, """
@@ -130,7 +130,7 @@ import Testing
                 let fromTwo = round % 3 == 1
                 let fromThree = round % 3 == 2
                 if fromTwo || fromThree {
-                    try await database.withConnection(logger: Self.logger) { connection in
+                    _ = try await database.withConnection(logger: Self.logger) { connection in
                         try await FleetSchema.migrate(on: connection, host: "old", to: fromTwo ? 2 : 3, logger: Self.logger)
                     }
                 }
@@ -153,7 +153,7 @@ import Testing
 
     @Test func aNewerSchemaIsRefusedAndLeftAlone() async throws {
         try await withDatabase { server, database in
-            try await database.withConnection(logger: Self.logger) { connection in
+            _ = try await database.withConnection(logger: Self.logger) { connection in
                 try await FleetSchema.migrate(on: connection, host: "alpha", logger: Self.logger)
             }
             try await sql(server, "INSERT INTO docroute_schema_migrations (version, applied_by) VALUES (\(FleetSchema.latestVersion + 1), 'future')")
