@@ -11,6 +11,9 @@ extension FleetQueue {
         package var committed: Set<UUID> = []
     }
 
+    /// The largest batch ``commitInOneStatement(_:lookingUp:)`` runs as a prepared statement.
+    package static var mostPreparedIntakeBatch: Int { FleetIntakeStatement.mostPrepared }
+
     /// Whether ``commitInOneStatement(_:lookingUp:)`` takes `documents`: each of one chunk or
     /// none, all of them together in memory at most ``batchedChunkBytes``.
     package static func fitsOneStatement(_ documents: [FleetDocument]) -> Bool {
@@ -44,8 +47,17 @@ extension FleetQueue {
         let statement = FleetIntakeStatement(
             host: host, identities: identities, documentIDs: ids, documents: documents, chunkIDs: chunkIDs, chunks: chunks,
             channel: Self.channel)
+        let prepared = documents.count <= FleetIntakeStatement.mostPrepared
         return try await exclusive("committing \(documents.count) document(s) to the fleet") { connection in
-            let rows = try await connection.execute(statement, logger: logger)
+            // A small batch (a trickle's) runs the prepared statement and its plan made once; a
+            // larger one the same text planned for its own arrays, whose planning its many
+            // documents share (see FleetIntakeStatement.mostPrepared).
+            let rows = if prepared {
+                try await connection.execute(statement, logger: logger)
+            } else {
+                try await connection.query(PostgresQuery(unsafeSQL: FleetIntakeStatement.sql, binds: statement.makeBindings()), logger: logger)
+                    .map { try statement.decodeRow($0) }
+            }
             var answer = IntakeAnswer()
             for try await (identity, id) in rows {
                 guard let id else { continue }

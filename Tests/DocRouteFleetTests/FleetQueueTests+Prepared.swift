@@ -38,6 +38,32 @@ extension FleetQueueTests {
         }
     }
 
+    @Test func aBatchLargerThanThePreparedOnesIsCommittedByTheSameStatementPlannedForIt() async throws {
+        try await withFleet { fleet in
+            let count = FleetQueue.mostPreparedIntakeBatch * 2 + 3
+            var documents: [FleetDocument] = []
+            var contents: [UUID: [UInt8]] = [:]
+            for index in 0..<count {
+                let bytes = Self.bytes(100 + index, seed: UInt64(index))
+                let document = Self.document("batch-\(index).pdf", try fleet.source("batch-\(index).pdf", bytes), size: bytes.count)
+                documents.append(document)
+                contents[document.deliveryID] = bytes
+            }
+            defer { for document in documents { try? document.descriptor.close() } }
+            let alpha = try fleet.queue(host: "alpha")
+            let beta = try fleet.queue(host: "beta")
+            let answer = try await alpha.commitInOneStatement(documents, lookingUp: documents.map(\.sourceIdentity))
+            #expect(answer.committed == Set(documents.map(\.deliveryID)))
+            #expect(answer.earlier.isEmpty)
+            // Again, as after a crash before the sources were freed: every one found, none written twice.
+            let again = try await alpha.commitInOneStatement([], lookingUp: documents.map(\.sourceIdentity))
+            #expect(again.earlier.count == count)
+            let claims = try await beta.claim(handler: Self.handler, limit: count)
+            #expect(claims.map(\.deliveryID) == documents.map(\.deliveryID), "in the batch's order")
+            for claim in claims { #expect(claim.contents == contents[claim.deliveryID], "\(claim.fileName)") }
+        }
+    }
+
     @Test func historyEventsRecordedJustBeforeAFlushAreWrittenByIt() async throws {
         try await withFleet { fleet in
             let descriptor = try fleet.source("told.pdf", Array("told".utf8))
