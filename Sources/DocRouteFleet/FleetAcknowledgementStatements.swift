@@ -5,20 +5,17 @@ import PostgresNIO
 /// connection and planned once (see ``FleetIntakeStatement`` for why): an acknowledgement batch
 /// of a document or two cost PostgreSQL four plannings.
 enum FleetAcknowledgementStatements {
+    /// A statement whose one parameter is a list of ids.
+    protocol OfIDs: PostgresPreparedStatement {
+        var ids: [UUID] { get }
+    }
+
     /// Locks the deliveries in one order, so two hosts acknowledging the same deliveries cannot
     /// deadlock.
-    struct LockDeliveries: PostgresPreparedStatement {
+    struct LockDeliveries: OfIDs {
         static let sql = "SELECT id FROM deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE"
         typealias Row = UUID
         var ids: [UUID]
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(ids)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Ends every delivery not ended yet, whoever holds its lease (the handler has it), with its
@@ -54,22 +51,14 @@ enum FleetAcknowledgementStatements {
 
     /// Locks the documents' rows first: of two hosts ending a document's last two deliveries at
     /// once, the second looks after the first's commit and sees both ended.
-    struct LockDocuments: PostgresPreparedStatement {
+    struct LockDocuments: OfIDs {
         static let sql = "SELECT id FROM documents WHERE id = ANY($1) ORDER BY id FOR UPDATE"
         typealias Row = UUID
         var ids: [UUID]
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(ids)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Deletes the bytes of the documents none of whose deliveries is still owed or claimed.
-    struct DeleteEndedBytes: PostgresPreparedStatement {
+    struct DeleteEndedBytes: OfIDs {
         static let sql = """
             DELETE FROM document_chunks AS c WHERE c.document_id = ANY($1) AND NOT EXISTS (
                 SELECT 1 FROM deliveries AS d WHERE d.document_id = c.document_id AND d.state IN ('owed', 'claimed'))
@@ -77,12 +66,18 @@ enum FleetAcknowledgementStatements {
         typealias Row = ()
         var ids: [UUID]
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(ids)
-            return bindings
-        }
-
         func decodeRow(_ row: PostgresRow) throws -> Row {}
     }
+}
+
+extension FleetAcknowledgementStatements.OfIDs {
+    func makeBindings() -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(ids)
+        return bindings
+    }
+}
+
+extension FleetAcknowledgementStatements.OfIDs where Row == UUID {
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
