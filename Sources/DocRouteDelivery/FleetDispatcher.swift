@@ -294,6 +294,10 @@ package actor FleetDispatcher {
     func take(_ claims: [FleetClaim], key: String, timings: inout BatchStepTimings) async {
         var fresh: [FleetClaim] = []
         for claim in claims { held[claim.deliveryID] = key }
+        // The handler may have left this host while the claim was on its way: its release gave
+        // back what was held then, and these would be held for a whole lease by nobody (one this
+        // host copied before would not even be looked at again).
+        guard subscribed[key] != nil else { return await giveBack(claims) }
         let known: [UUID: LedgerRecord]?
         do {
             known = try await local.records(deliveryIDs: claims.map(\.deliveryID), on: pool)
@@ -301,15 +305,13 @@ package actor FleetDispatcher {
             known = nil
         }
         timings.mark("lookup")
+        guard subscribed[key] != nil else { return await giveBack(claims) }
         for claim in claims {
             if await isKnownLocally(claim, known: known) { continue }
             fresh.append(claim)
         }
         guard !fresh.isEmpty else { return }
-        guard subscribed[key] != nil else {
-            for claim in fresh { await giveBack(claim) }
-            return
-        }
+        guard subscribed[key] != nil else { return await giveBack(fresh) }
         var prepared: [(claim: FleetClaim, delivery: DocumentDelivery)] = []
         let made = await prepare(fresh)
         timings.mark("fetch")
@@ -412,6 +414,21 @@ package actor FleetDispatcher {
         logger.error("fleet: a claimed delivery could not be copied into the sandbox; it goes back to the fleet: \(error)", metadata: [
             "delivery-id": "\(claim.deliveryID.protocolText)", "bundle-id": "\(claim.bundleIdentifier)", "original-name": "\(claim.fileName)",
         ])
+    }
+
+    /// Gives a round's claims back together, their handler gone from this host.
+    func giveBack(_ claims: [FleetClaim]) async {
+        for claim in claims { held[claim.deliveryID] = nil }
+        do {
+            try await queue.release(claims.map(\.deliveryID))
+            logger.info("fleet: deliveries given back, their handler left this host while they were claimed", metadata: [
+                "bundle-id": "\(claims.first?.bundleIdentifier ?? "")", "deliveries": "\(claims.count)",
+            ])
+        } catch {
+            logger.warning("fleet: deliveries could not be given back; their leases run out instead: \(error.message)", metadata: [
+                "bundle-id": "\(claims.first?.bundleIdentifier ?? "")",
+            ])
+        }
     }
 
     func giveBack(_ claim: FleetClaim) async {
