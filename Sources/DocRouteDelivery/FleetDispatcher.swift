@@ -166,15 +166,9 @@ package actor FleetDispatcher {
         publishSubscriptions()
         let given = held.filter { $0.value == key }.map(\.key)
         guard !given.isEmpty else { return }
+        // No longer held from now on: neither renewed nor counted against the window meanwhile.
         for id in given { held[id] = nil }
-        Task {
-            do {
-                try await queue.release(given)
-                logger.info("fleet: deliveries given back, their handler left this host", metadata: ["bundle-id": "\(bundleIdentifier)", "deliveries": "\(given.count)"])
-            } catch {
-                logger.warning("fleet: deliveries could not be given back; their leases run out instead: \(error)", metadata: ["bundle-id": "\(bundleIdentifier)"])
-            }
-        }
+        Task { await giveBack(given, of: bundleIdentifier) }
     }
 
     // MARK: Running
@@ -294,10 +288,6 @@ package actor FleetDispatcher {
     func take(_ claims: [FleetClaim], key: String, timings: inout BatchStepTimings) async {
         var fresh: [FleetClaim] = []
         for claim in claims { held[claim.deliveryID] = key }
-        // The handler may have left this host while the claim was on its way: its release gave
-        // back what was held then, and these would be held for a whole lease by nobody (one this
-        // host copied before would not even be looked at again).
-        guard subscribed[key] != nil else { return await giveBack(claims) }
         let known: [UUID: LedgerRecord]?
         do {
             known = try await local.records(deliveryIDs: claims.map(\.deliveryID), on: pool)
@@ -305,13 +295,16 @@ package actor FleetDispatcher {
             known = nil
         }
         timings.mark("lookup")
-        guard subscribed[key] != nil else { return await giveBack(claims) }
+        // The handler may have left this host while the claim and the look-up were on their way:
+        // its release gave back what was held then, and these would be held for a whole lease by
+        // nobody (one this host copied before would not even be looked at again).
+        guard subscribed[key] != nil else { return await giveBack(claims.map(\.deliveryID), of: claims[0].bundleIdentifier) }
         for claim in claims {
             if await isKnownLocally(claim, known: known) { continue }
             fresh.append(claim)
         }
         guard !fresh.isEmpty else { return }
-        guard subscribed[key] != nil else { return await giveBack(fresh) }
+        guard subscribed[key] != nil else { return await giveBack(fresh.map(\.deliveryID), of: fresh[0].bundleIdentifier) }
         var prepared: [(claim: FleetClaim, delivery: DocumentDelivery)] = []
         let made = await prepare(fresh)
         timings.mark("fetch")
@@ -416,17 +409,18 @@ package actor FleetDispatcher {
         ])
     }
 
-    /// Gives a round's claims back together, their handler gone from this host.
-    func giveBack(_ claims: [FleetClaim]) async {
-        for claim in claims { held[claim.deliveryID] = nil }
+    /// Gives deliveries back together, their handler gone from this host: when it leaves, and
+    /// when a claim round comes back after it left.
+    func giveBack(_ deliveryIDs: [UUID], of bundleIdentifier: String) async {
+        for id in deliveryIDs { held[id] = nil }
         do {
-            try await queue.release(claims.map(\.deliveryID))
-            logger.info("fleet: deliveries given back, their handler left this host while they were claimed", metadata: [
-                "bundle-id": "\(claims.first?.bundleIdentifier ?? "")", "deliveries": "\(claims.count)",
+            try await queue.release(deliveryIDs)
+            logger.info("fleet: deliveries given back, their handler left this host", metadata: [
+                "bundle-id": "\(bundleIdentifier)", "deliveries": "\(deliveryIDs.count)",
             ])
         } catch {
             logger.warning("fleet: deliveries could not be given back; their leases run out instead: \(error.message)", metadata: [
-                "bundle-id": "\(claims.first?.bundleIdentifier ?? "")",
+                "bundle-id": "\(bundleIdentifier)",
             ])
         }
     }

@@ -48,12 +48,6 @@ struct FleetIntakeStatement: PostgresPreparedStatement {
         """
     typealias Row = (String?, UUID?)
 
-    /// The largest batch that runs prepared. PostgreSQL's plan for a prepared statement is made
-    /// once, for arrays of a size it cannot know (a generic plan): right for a trickle's batches of
-    /// one or two documents, whose planning cost more than their work, but a batch of hundreds
-    /// (a burst's) is better planned for its own arrays, and shares that planning out.
-    static let mostPrepared = 16
-
     var host: String
     var identities: [String]
     /// The new documents' ids, one per document, in the batch's order.

@@ -12,7 +12,11 @@ extension FleetQueue {
     }
 
     /// The largest batch ``commitInOneStatement(_:lookingUp:)`` runs as a prepared statement.
-    package static var mostPreparedIntakeBatch: Int { FleetIntakeStatement.mostPrepared }
+    /// PostgreSQL's plan for a prepared statement is made once, for arrays of a size it cannot
+    /// know (a generic plan): right for a trickle's batches of one or two documents, whose
+    /// planning cost more than their work, but a batch of hundreds (a burst's) is better planned
+    /// for its own arrays, and shares that planning out.
+    package static let mostPreparedIntakeBatch = 16
 
     /// Whether ``commitInOneStatement(_:lookingUp:)`` takes `documents`: each of one chunk or
     /// none, all of them together in memory at most ``batchedChunkBytes``.
@@ -47,11 +51,11 @@ extension FleetQueue {
         let statement = FleetIntakeStatement(
             host: host, identities: identities, documentIDs: ids, documents: documents, chunkIDs: chunkIDs, chunks: chunks,
             channel: Self.channel)
-        let prepared = documents.count <= FleetIntakeStatement.mostPrepared
+        let prepared = documents.count <= Self.mostPreparedIntakeBatch
         return try await exclusive("committing \(documents.count) document(s) to the fleet") { connection in
             // A small batch (a trickle's) runs the prepared statement and its plan made once; a
             // larger one the same text planned for its own arrays, whose planning its many
-            // documents share (see FleetIntakeStatement.mostPrepared).
+            // documents share (see mostPreparedIntakeBatch).
             let rows = if prepared {
                 try await connection.execute(statement, logger: logger)
             } else {
