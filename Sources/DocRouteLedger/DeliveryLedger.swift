@@ -71,7 +71,6 @@ package final class DeliveryLedger: Ledger {
         var configuration = Configuration()
         configuration.label = "DeliveryLedger"
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             // SQLite's page cache, per connection: 256 KiB instead of its default 2,000 KiB. The
             // writer's filled up within 10,000 deliveries and was 2 MiB of the daemon's private
             // memory; a row's random-keyed index pages miss it either way, and the kernel's page
@@ -83,6 +82,10 @@ package final class DeliveryLedger: Ledger {
         configuration.busyMode = .timeout(10)
         do {
             pool = try DatabasePool(path: path.string, configuration: configuration)
+            // Set on the writer after the pool is made: GRDB's pool turns WAL on after
+            // `prepareDatabase` and sets `synchronous = NORMAL` with it, which would leave every
+            // commit unflushed until a checkpoint (readers write nothing and need no setting).
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrator.migrate(pool)
             let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
             if problems != ["ok"] {
