@@ -4,7 +4,10 @@ Imported by bench/fleet-latency.py, bench/fleet-scaling.py and bench/fleet-large
 benchmark itself. Everything a run starts lives under one temporary folder beside the build
 (`.build/fleet-bench-*`, on the project's file system), or under `$DOCROUTE_BENCH_DIR` when set
 (bench/on-journaled-ext4.sh sets it to a journaled ext4 of its own): PostgreSQL's data and socket folders
-and each host's inbox, state, sandboxes and log (`daemon.log`; `--log-level=debug` on any
+and each host's inbox, state, sandboxes and log. `$DOCROUTE_BENCH_PLACES` (`pg=DIR a=DIR b=DIR`,
+any of them) puts PostgreSQL's folders or a host's under a folder of its own instead, such as a file
+system of its own, as the machines of a real fleet have: a host's `syncfs` then flushes only what
+that host wrote (`bench/on-journaled-ext4.sh --places "pg a b"`) (`daemon.log`; `--log-level=debug` on any
 script's command line raises the daemons' level from `warning`, with `--keep` to read it). `Run.close()` stops every process it started,
 by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes the folder; it runs
 on an exception, Ctrl-C and SIGTERM too. Needs root: PostgreSQL (Debian's `postgresql` 15
@@ -329,6 +332,9 @@ class Run:
         os.makedirs(build, exist_ok=True)
         self.root = tempfile.mkdtemp(prefix=prefix, dir=build)
         os.chmod(self.root, 0o755)
+        self.prefix = prefix
+        self.places = dict(entry.split("=", 1) for entry in os.environ.get("DOCROUTE_BENCH_PLACES", "").split() if "=" in entry)
+        self.other_roots: list[str] = []
         self.postgres: Postgres | None = None
         self.hosts: list[Host] = []
         self.handlers: list[Handler] = []
@@ -339,15 +345,25 @@ class Run:
     def __exit__(self, *exception) -> None:
         self.close()
 
+    def root_of(self, name: str) -> str:
+        """The folder that holds `name`'s folder: the run's own, or one under its place."""
+        place = self.places.get(name)
+        if not place:
+            return self.root
+        root = tempfile.mkdtemp(prefix=self.prefix, dir=place)
+        os.chmod(root, 0o755)
+        self.other_roots.append(root)
+        return root
+
     def start_postgres(self) -> Postgres:
-        self.postgres = Postgres(self.root)
+        self.postgres = Postgres(self.root_of("pg"))
         self.postgres.start()
         return self.postgres
 
     def host(self, name: str, fleet: bool) -> Host:
         if fleet and not self.postgres:
             raise RuntimeError("a fleet host needs start_postgres() first")
-        host = Host(self.docrouted, self.root, name, self.postgres.url if fleet else None)
+        host = Host(self.docrouted, self.root_of(name), name, self.postgres.url if fleet else None)
         self.hosts.append(host)
         return host
 
@@ -371,10 +387,11 @@ class Run:
                 self.postgres.stop()
             except Exception as error:
                 print(f"stopping PostgreSQL: {error}", file=sys.stderr)
-        if "--keep" in sys.argv:
-            print(f"kept: {self.root}", file=sys.stderr)
-        else:
-            shutil.rmtree(self.root, ignore_errors=True)
+        for root in [self.root] + self.other_roots:
+            if "--keep" in sys.argv:
+                print(f"kept: {root}", file=sys.stderr)
+            else:
+                shutil.rmtree(root, ignore_errors=True)
 
 
 def write_files(folder: str, count: int, body: bytes = BODY_4K) -> None:
