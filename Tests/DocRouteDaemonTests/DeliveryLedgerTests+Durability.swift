@@ -1,6 +1,5 @@
 @testable import DocRouteLedger
 import DocRouteTestSupport
-import Foundation
 import GRDB
 import Testing
 
