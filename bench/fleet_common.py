@@ -4,11 +4,12 @@ Imported by bench/fleet-latency.py, bench/fleet-scaling.py and bench/fleet-large
 benchmark itself. Everything a run starts lives under one temporary folder beside the build
 (`.build/fleet-bench-*`, on the project's file system), or under `$DOCROUTE_BENCH_DIR` when set
 (bench/on-journaled-ext4.sh sets it to a journaled ext4 of its own): PostgreSQL's data and socket folders
-and each host's inbox, state, sandboxes and log. `$DOCROUTE_BENCH_PLACES` (`pg=DIR a=DIR b=DIR`,
-any of them) puts PostgreSQL's folders or a host's under a folder of its own instead, such as a file
-system of its own, as the machines of a real fleet have: a host's `syncfs` then flushes only what
-that host wrote (`bench/on-journaled-ext4.sh --places "pg a b"`) (`daemon.log`; `--log-level=debug` on any
-script's command line raises the daemons' level from `warning`, with `--keep` to read it). `Run.close()` stops every process it started,
+and each host's inbox, state, sandboxes and log (`daemon.log`; `--log-level=debug` on any
+script's command line raises the daemons' level from `warning`, with `--keep` to read it).
+`$DOCROUTE_BENCH_PLACES` (`pg=DIR a=DIR b=DIR`, any of them) puts PostgreSQL's folders or a host's
+under a folder of its own instead, such as a file system of its own, as the machines of a real
+fleet have: a host's `syncfs` then flushes only what that host wrote
+(`bench/on-journaled-ext4.sh --places "pg a b"`). `Run.close()` stops every process it started,
 by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes the folder; it runs
 on an exception, Ctrl-C and SIGTERM too. Needs root: PostgreSQL (Debian's `postgresql` 15
 package) runs as the postgres user.
