@@ -10,7 +10,7 @@ script's command line raises the daemons' level from `warning`, with `--keep` to
 under a folder of its own instead, such as a file system of its own, as the machines of a real
 fleet have: a host's `syncfs` then flushes only what that host wrote
 (`bench/on-journaled-ext4.sh --places "pg a b"`). `Run.close()` stops every process it started,
-by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes the folder; it runs
+by its pid (PostgreSQL through `pg_ctl` on its own data folder), and removes its folders; it runs
 on an exception, Ctrl-C and SIGTERM too. Needs root: PostgreSQL (Debian's `postgresql` 15
 package) runs as the postgres user.
 """
@@ -322,8 +322,9 @@ def index_of(name: str) -> int | None:
 class Run:
     """One measurement's world: a temporary folder, maybe a PostgreSQL, hosts and handlers.
 
-    Use as a context manager; leaving it stops everything it started and removes the folder
-    (`--keep` on the command line keeps the folder, with the daemons' logs, and prints it).
+    Use as a context manager; leaving it stops everything it started and removes its folders, the
+    run's own and any under a place (`--keep` on the command line keeps them, with the daemons'
+    logs, and prints them).
     """
 
     def __init__(self, docrouted: str, prefix: str = "fleet-bench-"):
