@@ -18,12 +18,6 @@ package struct SandboxWriter: Sendable {
         package var userID: UInt32
         /// The owner's gid.
         package var groupID: UInt32
-
-        /// Creates an owner.
-        package init(userID: UInt32, groupID: UInt32) {
-            self.userID = userID
-            self.groupID = groupID
-        }
     }
 
     /// How bytes get from the source to the temporary copy.

@@ -15,13 +15,6 @@ package struct FleetHistory: Sendable, Hashable {
         package var at: Date
         /// The event's `detail`, a JSON object, as text.
         package var detailJSON: String
-
-        package init(host: String, event: String, at: Date, detailJSON: String) {
-            self.host = host
-            self.event = event
-            self.at = at
-            self.detailJSON = detailJSON
-        }
     }
 
     package var deliveryID: UUID

@@ -146,10 +146,6 @@ package enum FleetSchema {
         package var from: Int
         /// The version left.
         package var to: Int
-        package init(from: Int, to: Int) {
-            self.from = from
-            self.to = to
-        }
 
         /// Whether this call applied anything (false: another host had, or nothing was due).
         package var applied: Bool { to > from }

@@ -44,13 +44,6 @@ public struct ManifestWarning: Sendable, Hashable, CustomStringConvertible {
     /// What was wrong and what was done about it.
     public var message: String
 
-    public init(code: Code, file: String, keyPath: String, message: String) {
-        self.code = code
-        self.file = file
-        self.keyPath = keyPath
-        self.message = message
-    }
-
     public var description: String {
         keyPath.isEmpty ? "\(file): \(message)" : "\(file): \(keyPath): \(message)"
     }

@@ -64,11 +64,6 @@ package struct ConfinedProcess: Sendable {
     package struct SpawnFailure: Error, Sendable, Hashable {
         package var step: Step
         package var errno: Errno
-
-        package init(step: Step, errno: Errno) {
-            self.step = step
-            self.errno = errno
-        }
     }
 
     /// The child's process id.

@@ -12,12 +12,6 @@ package struct JournalEntry: Hashable, Sendable {
         /// The value, any UTF-8 text including line breaks (`sd_journal_sendv` carries them).
         package let value: String
 
-        /// A field.
-        package init(name: JournalField, value: String) {
-            self.name = name
-            self.value = value
-        }
-
         /// `NAME=value`.
         package var description: String { "\(name.name)=\(value)" }
     }

@@ -5,12 +5,6 @@ package struct ListenedDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// The socket unit's `FileDescriptorName=`, or `"unknown"` when systemd gave none.
     package let name: String
 
-    /// A descriptor and its name.
-    package init(fileDescriptor: CInt, name: String) {
-        self.fileDescriptor = fileDescriptor
-        self.name = name
-    }
-
     /// `name=fd`.
     package var description: String { "\(name)=\(fileDescriptor)" }
 }

@@ -2,7 +2,7 @@ import Foundation
 import SystemPackage
 import Testing
 import DocRouteTestSupport
-import DocRoutePlatform
+@testable import DocRoutePlatform
 @testable import DocRouteServer
 
 #if canImport(Glibc)

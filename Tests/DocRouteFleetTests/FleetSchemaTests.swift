@@ -1,5 +1,5 @@
 import DocRouteConfiguration
-import DocRouteFleet
+@testable import DocRouteFleet
 import DocRouteTestSupport
 import Logging
 import PostgresNIO
