@@ -167,7 +167,7 @@ deb: deps
 install: run-deps
 	bindir=$$(SWIFT="$(SWIFT)" scripts/release-build.sh) && scripts/install.sh "$(PREFIX)" "$(DESTDIR)" "$$bindir"
 
-# 15 to 20 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
+# About 11 minutes on a quiet 2-core machine (every wait has a limit). Tables on the terminal, every
 # figure as JSON in $(BENCH_JSON) for the README. `docroute-bench compare --quick` is the short form.
 # The daemon measured is the static release build that the package ships (scripts/release-build.sh,
 # shared with `make test` and `make deb`): its resident memory is the one an admin sees, 2 to 5 MiB
