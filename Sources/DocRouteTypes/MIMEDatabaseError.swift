@@ -39,6 +39,12 @@ public struct MIMEDatabaseErrorCode: ErrorCodeProtocol {
         /// The `errno` value the call left.
         public var errno: Int32
 
+        /// Describes a failed call.
+        public init(call: String, errno: Int32) {
+            self.call = call
+            self.errno = errno
+        }
+
         /// `call` and the errno number.
         public var description: String { "\(call) failed with errno \(errno)" }
     }
